@@ -1,0 +1,113 @@
+"""The command line: thin click commands over porter's library calls."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from porter import __version__
+from porter.rules import TARGETS, RuleError, load_rules
+
+_target = click.option("--target", "-t", type=click.Choice(TARGETS), required=True, help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm).")
+_version = click.option("--target-version", "version", default=None, help="torch_mlu line for --target mlu (e.g. 2.1, 2.4); default: the newest.")
+
+
+def _codes(value: str | None) -> tuple[str, ...]:
+    return tuple(c.strip() for c in (value or "").split(",") if c.strip())
+
+
+@click.group()
+@click.version_option(__version__, prog_name="porter")
+def main() -> None:
+    """Port PyTorch CUDA training repositories to Cambricon MLU and Hygon DCU / ROCm."""
+
+
+@main.command()
+@click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@_target
+@_version
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Output tree (default: <SRC>_<target> beside SRC).")
+@click.option("--in-place", is_flag=True, help="Rewrite SRC itself (atomic writes).")
+@click.option("--diff", "diff_only", is_flag=True, help="Print the unified patch and write nothing.")
+@click.option("--force", is_flag=True, help="Write into a non-empty OUT.")
+@click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: all cores).")
+@click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated).")
+@click.option("--ignore", default=None, help="Skip rules whose code starts with one of these (comma-separated).")
+def convert(src: Path, target: str, version: str | None, out: Path | None, in_place: bool, diff_only: bool,
+            force: bool, jobs: int | None, select: str | None, ignore: str | None) -> None:
+    """Convert the CUDA repository SRC for TARGET."""
+    from porter.convert import ConvertOptions, convert as run_convert, patch_bytes
+    from porter.output import DestinationError
+
+    if in_place and (out or diff_only):
+        raise click.UsageError("--in-place cannot be combined with --out or --diff")
+    version = _check_version(target, version)
+    opts = ConvertOptions(target, version, out, in_place, diff_only, force, jobs, _codes(select), _codes(ignore))
+    try:
+        run, report, out_dir = run_convert(src, opts)
+    except DestinationError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except RuleError as exc:
+        click.echo(f"porter: error in rules: {exc}", err=True)
+        sys.exit(2)
+    if diff_only:
+        sys.stdout.buffer.write(patch_bytes(run))
+        return
+    s = report["summary"]
+    sev = s["findings_by_severity"]
+    click.echo(
+        f"porter: {s['files_scanned']} files scanned, {s['files_changed']} changed, {s['edits']} edits, "
+        f"{s['files_skipped']} skipped, {s['files_failed']} failed; findings: {sev['error']} error, "
+        f"{sev['warning']} warning, {sev['info']} info"
+    )
+    for f in report["files"]:
+        if f["status"] in ("skipped", "failed"):
+            click.echo(f"porter: {f['status']}: {f['path']}: {f.get('reason', '')}", err=True)
+    click.echo(f"porter: output in {out_dir}; report in {out_dir / 'porter_report'}")
+    if s["files_failed"]:
+        sys.exit(1)
+
+
+def _check_version(target: str, version: str | None) -> str | None:
+    from porter.optables import ANY_VERSION, available_versions
+
+    versions = [v for v in available_versions(target) if v != ANY_VERSION]
+    if version is None:
+        return versions[-1] if versions else None
+    if version not in versions:
+        raise click.BadParameter(f"{version} is not a known version for {target} (known: {', '.join(versions) or 'none'})", param_hint="--target-version")
+    return version
+
+
+@main.command("rules")
+@click.argument("code", required=False)
+@click.option("--target", "-t", type=click.Choice(TARGETS), default=None, help="Only this target's rules.")
+def rules_cmd(code: str | None, target: str | None) -> None:
+    """List rule codes and names, or explain one rule."""
+    targets = [target] if target else list(TARGETS)
+    if code is None:
+        for t in targets:
+            for rule in load_rules(t).rules:
+                click.echo(f"{rule.code}  {t:<3}  {rule.name:<36} {rule.summary}")
+        return
+    found = [(t, load_rules(t).by_code(code.upper())) for t in targets]
+    found = [(t, r) for t, r in found if r is not None]
+    if not found:
+        raise click.UsageError(f"no rule {code}; see `porter rules` for the list")
+    for t, rule in found:
+        click.echo(f"{rule.code} {rule.name} [{t}]  (kind {rule.kind}, severity {rule.severity}, fix {rule.applicability})")
+        click.echo(f"\n  What it does: {rule.summary}")
+        click.echo(f"  Why: {rule.why}")
+        if rule.fix:
+            click.echo(f"  Fix: {rule.fix}")
+        if rule.suggestion:
+            click.echo(f"  Suggestion: {rule.suggestion}")
+        if rule.versions:
+            click.echo(f"  For torch_mlu: {', '.join(rule.versions)}")
+        for ex in rule.examples:
+            click.echo("\n  Example:\n" + "\n".join("    " + line for line in ex.before.splitlines()))
+            if ex.after is not None:
+                click.echo("  becomes:\n" + "\n".join("    " + line for line in ex.after.splitlines()))
+        click.echo("")

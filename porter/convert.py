@@ -1,0 +1,66 @@
+"""`porter convert` as a library call: run the tree, write OUT (or SRC in place), write reports."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from porter.output import check_destination, default_out, write_in_place, write_tree
+from porter.reports.json_report import build_report, write_json
+from porter.reports.markdown import render_markdown
+from porter.reports.patch import file_diff
+from porter.rules import load_rules
+from porter.runner import RunResult, convert_tree
+from porter.tree import REPORT_DIR
+
+
+@dataclass(frozen=True)
+class ConvertOptions:
+    target: str
+    version: str | None = None
+    out: Path | None = None
+    in_place: bool = False
+    diff_only: bool = False
+    force: bool = False
+    jobs: int | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+
+def patch_bytes(run: RunResult) -> bytes:
+    """The unified diff of every changed file, in path order."""
+    parts = []
+    for r in run.results:
+        if r.new_bytes is not None:
+            parts.append(file_diff(r.path, (run.src / r.path).read_bytes(), r.new_bytes))
+    return b"".join(parts)
+
+
+def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | None]:
+    """Convert `src`; returns the run, the report and where OUT is (None for --diff)."""
+    rules = load_rules(opts.target)
+    out: Path | None
+    if opts.diff_only:
+        out = None
+    elif opts.in_place:
+        out = src
+    else:
+        out = opts.out or default_out(src, opts.target)
+        check_destination(src, out, opts.force)
+    exclude = out.resolve() if out is not None and not opts.in_place else None
+    run = convert_tree(src, rules, opts.version, opts.jobs, opts.select, opts.ignore, exclude)
+    report = build_report(run, rules, out)
+    if out is None:
+        return run, report, None
+    patch = patch_bytes(run)  # before an in-place write replaces SRC's files
+    problems = write_in_place(run) if opts.in_place else write_tree(run, out)
+    for problem in problems:
+        print(f"porter: {problem}", file=sys.stderr)
+    report_dir = out / REPORT_DIR
+    report_dir.mkdir(parents=True, exist_ok=True)
+    (report_dir / "changes.patch").write_bytes(patch)
+    write_json(report, report_dir / "report.json")
+    (report_dir / "report.md").write_text(render_markdown(report), encoding="utf-8")
+    return run, report, out
+

@@ -1,0 +1,39 @@
+"""Which pipeline handles which file. A handler is a pure function of the file's bytes.
+
+Handlers take (path, data, rules, version, select, ignore) and return a FileResult, or None
+when the file is not theirs. Python is built in; other file types register here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from porter.model import FileResult
+from porter.pyconvert import convert_python
+from porter.rules import RuleSet
+
+Handler = Callable[[str, bytes, RuleSet, "str | None", tuple, tuple], FileResult]
+
+# (predicate on the relative path and the first bytes, kind label, handler)
+_HANDLERS: list[tuple[Callable[[str, bytes], bool], str, Handler]] = []
+
+
+def register(predicate: Callable[[str, bytes], bool], kind: str, handler: Handler) -> None:
+    """Add a file type. Earlier registrations win."""
+    _HANDLERS.append((predicate, kind, handler))
+
+
+def handler_for(rel: str, head: bytes) -> tuple[str, Handler] | None:
+    for predicate, kind, handler in _HANDLERS:
+        if predicate(rel, head):
+            return kind, handler
+    return None
+
+
+def _is_python(rel: str, head: bytes) -> bool:
+    if rel.endswith((".py", ".pyi")):
+        return True
+    return "." not in rel.rsplit("/", 1)[-1] and head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]
+
+
+register(_is_python, "python", convert_python)

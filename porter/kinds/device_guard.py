@@ -1,0 +1,170 @@
+"""Kind `device-guard`: CUDA availability checks and the code they guard.
+
+Three cases, decided per `if` branch whose test calls a CUDA check (`checks`: qualified
+names, or bare names for local helpers such as `is_torch_cuda_available`):
+
+- the branch guards CUDA-only code (its test or body uses a module in `cuda_only_modules`
+  or a literal in `cuda_only_strings`): it is kept as it is, every edit inside it is
+  turned into an `info` finding, and the guard itself is reported;
+- the branch is part of a device dispatch chain (another branch tests a device named in
+  `other_devices`): a target branch, a converted copy of the CUDA branch testing
+  `target_check`, is inserted before it and the CUDA branch is kept;
+- otherwise the guarded code is being ported: the check is converted in place.
+
+Checks outside `if` tests (`x = npu() or cuda()`) are converted in place too.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from porter.model import Edit, Finding
+from porter.pycontext import FileContext
+from porter.rules import Rule
+
+REQUIRED: dict[str, type] = {"checks": list, "target_check": str, "other_devices": list}
+OPTIONAL: dict[str, type] = {"cuda_only_modules": list, "cuda_only_strings": list, "target_device": str}
+
+
+def screen_words(rules: list[Rule]) -> set[str]:
+    return {c.rsplit(".", 1)[-1] for r in rules for c in r.params["checks"]}
+
+
+def _call_name(node: ast.Call) -> str | None:
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
+
+
+def _is_check(ctx: FileContext, node: ast.AST, rule: Rule) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    checks = rule.params["checks"]
+    qual = ctx.imports.resolve(node.func)
+    if qual is not None and qual in checks:
+        return True
+    name = _call_name(node)
+    return name is not None and name in checks  # bare names: local helpers of that name
+
+
+def _mentions(ctx: FileContext, root: ast.AST, rule: Rule, words: list[str], modules: list[str]) -> bool:
+    for node in ast.walk(root):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in words:
+            return True
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            qual = ctx.imports.resolve(node)
+            if qual and qual.split(".", 1)[0] in modules:
+                return True
+    return False
+
+
+def _other_device(test: ast.AST, devices: list[str]) -> bool:
+    for node in ast.walk(test):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+        if name and any(d in name.lower().split("_") or name.lower() == d for d in devices):
+            return True
+    return False
+
+
+def _chain(node: ast.If) -> list[ast.If]:
+    branches = [node]
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        node = node.orelse[0]
+        branches.append(node)
+    return branches
+
+
+def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
+    for rule in rules:
+        findings = _apply(ctx, rule, findings)
+    return findings
+
+
+def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Finding]:
+    p = rule.params
+    torch_name = ctx.imports.local_name_for("torch")
+    target_check = p["target_check"].format(torch=torch_name) if torch_name else None
+    seen_elifs: set[int] = set()
+    keep: list[tuple[int, int, str]] = []  # (start, end, why)
+    extra: list[Finding] = []
+    for top in ctx.nodes(ast.If):
+        if id(top) in seen_elifs:
+            continue
+        chain = _chain(top)
+        seen_elifs.update(id(b) for b in chain[1:])
+        for i, branch in enumerate(chain):
+            if not any(_is_check(ctx, n, rule) for n in ast.walk(branch.test)):
+                continue
+            start = ctx.span(branch)[0]
+            end = ctx.span(branch.body[-1])[1]
+            if _mentions(ctx, branch.test, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])) or any(
+                _mentions(ctx, stmt, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])) for stmt in branch.body
+            ):
+                keep.append((start, end, "guards CUDA-only code"))
+                extra.append(ctx.finding(rule, branch.test, "CUDA check kept: it guards CUDA-only code (a CUDA-only library or FlashAttention-2)", severity="warning"))
+                continue
+            others = [b for j, b in enumerate(chain) if j != i]
+            if not any(_other_device(b.test, p["other_devices"]) for b in others):
+                continue  # a plain guard: converted in place below
+            keep.append((start, end, "is the CUDA branch of a device dispatch chain"))
+            if any(_other_device(b.test, [p.get("target_device", "mlu")]) for b in others):
+                continue  # the chain already has a target branch
+            if target_check is None:
+                extra.append(ctx.finding(rule, branch.test, "device dispatch chain without an MLU branch; porter cannot add one here (torch is not imported by name)", severity="warning"))
+                continue
+            extra.append(_target_branch(ctx, rule, branch, i == 0, start, end, findings, target_check))
+    # In-place conversion of checks that are not renamed by another rule.
+    edited = [(f.edit.start, f.edit.end) for f in findings if f.edit]
+    for node in ctx.nodes(ast.Call):
+        if not _is_check(ctx, node, rule) or target_check is None:
+            continue
+        s, e = ctx.span(node)
+        if any(a < e and s < b for a, b in edited) or any(a <= s and e <= b for a, b, _ in keep):
+            continue
+        extra.append(ctx.finding(rule, node, f"{ctx.text[s:e]} -> {target_check}", replacement=target_check))
+    return _keep_regions(ctx, rule, findings, keep) + extra
+
+
+def _keep_regions(ctx: FileContext, rule: Rule, findings: list[Finding], keep: list[tuple[int, int, str]]) -> list[Finding]:
+    out: list[Finding] = []
+    for f in findings:
+        region = next((r for r in keep if f.edit and r[0] <= f.edit.start and f.edit.end <= r[1]), None)
+        if region is None:
+            out.append(f)
+            continue
+        out.append(
+            Finding(
+                rule=f.rule, severity="info", path=f.path, line=f.line, col=f.col,
+                message=f"kept for CUDA: {f.message} (this code {region[2]})",
+                suggestion=f.suggestion, end_line=f.end_line, end_col=f.end_col, subject=f.subject,
+            )
+        )
+    return out
+
+
+def _target_branch(ctx, rule, branch, is_first, start, end, findings, target_check) -> Finding:
+    """Insert a converted copy of `branch` (test replaced by the target check) before it."""
+    inner = sorted((f.edit for f in findings if f.edit and start <= f.edit.start and f.edit.end <= end), key=lambda e: (e.start, e.end))
+    test_s, test_e = ctx.span(branch.test)
+    pieces, pos = [], start
+    for edit in [Edit(rule.code, test_s, test_e, target_check)] + [e for e in inner if e.start >= test_e]:
+        if edit.start < pos:
+            continue
+        pieces.append(ctx.text[pos:edit.start] + edit.replacement)
+        pos = edit.end
+    pieces.append(ctx.text[pos:end])
+    copy = "".join(pieces)
+    line_start = ctx.index.starts[branch.lineno - 1]
+    indent = ctx.text[line_start:start]
+    newline = _newline(ctx.text, end)
+    if is_first:  # the new branch takes the `if`; the CUDA branch becomes an `elif`
+        replacement = copy + newline + indent + "elif"
+        return ctx.finding(rule, (start, start + 2), f"device dispatch chain: added a {rule.params.get('target_device', 'mlu')} branch before the CUDA branch", replacement=replacement)
+    return ctx.finding(rule, (start, start), f"device dispatch chain: added a {rule.params.get('target_device', 'mlu')} branch before the CUDA branch", replacement=copy + newline + indent)
+
+
+def _newline(text: str, near: int) -> str:
+    i = text.find("\n", near)
+    return "\r\n" if i > 0 and text[i - 1] == "\r" else "\n"

@@ -1,0 +1,85 @@
+"""Kind `env-var`: environment variable names in code.
+
+A string literal that is exactly a listed name (`os.environ["CUDA_VISIBLE_DEVICES"]`,
+`os.getenv(...)`, `.pop(...)`) or that assigns it in a command line (`"CUDA_VISIBLE_DEVICES=0 python ..."`,
+also in f-strings) is renamed per `replace` (exact names, or prefixes ending in `_` such
+as `TORCH_NCCL_`), or reported when the name has no counterpart. Prose that merely
+mentions the variable is left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import re
+from collections.abc import Iterable
+
+from porter.kinds.literal_text import literal_body
+from porter.model import Finding
+from porter.pycontext import FileContext
+from porter.rules import Rule
+
+REQUIRED: dict[str, type] = {"names": list}
+OPTIONAL: dict[str, type] = {"replace": dict}
+
+_ASSIGNED = re.compile(r"(?<![\w$])([A-Z][A-Z0-9_]*)(?==)")
+# What may stand before `NAME=` in a command line: its start, a command separator, `export`
+# or `env`, then other assignments. Anything else (prose such as "set X=0 first") is text.
+_COMMAND_PREFIX = re.compile(r"(?:^|(?:^|\s)(?:export|env|;|&&|\|\||\|)\s+)(?:[A-Za-z_]\w*=\S*\s+)*$")
+
+
+def screen_words(rules: list[Rule]) -> set[str]:
+    return {n.rstrip("*_") for r in rules for n in r.params["names"]}
+
+
+def _rule_for(name: str, rules: list[Rule]) -> Rule | None:
+    for rule in rules:
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in rule.params["names"]):
+            return rule
+    return None
+
+
+def _new_name(name: str, rule: Rule) -> str | None:
+    replace = rule.params.get("replace") or {}
+    if name in replace:
+        return replace[name]
+    for old, new in replace.items():
+        if old.endswith("_") and name.startswith(old):
+            return new + name[len(old):]
+    return None
+
+
+def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+    for node in ctx.nodes(ast.Constant, ast.JoinedStr):
+        if isinstance(node, ast.Constant) and not isinstance(node.value, str):
+            continue
+        if isinstance(ctx.parents.get(node), ast.Expr):
+            continue  # docstrings and bare string statements are prose
+        start, end = ctx.span(node)
+        source = ctx.text[start:end]
+        if isinstance(node, ast.Constant):
+            if ctx.inside_fstring(node):
+                continue
+            rule = _rule_for(node.value, rules)
+            if rule is not None:
+                body = literal_body(source)
+                if body is not None and source[body[0]:body[1]] == node.value:
+                    yield _finding(ctx, rule, node.value, start + body[0])
+                continue
+        body = literal_body(source)
+        if body is None:
+            continue
+        text = source[body[0]:body[1]]
+        for match in _ASSIGNED.finditer(text):
+            rule = _rule_for(match.group(1), rules)
+            if rule is not None and _COMMAND_PREFIX.search(text[: match.start(1)].lstrip()):
+                yield _finding(ctx, rule, match.group(1), start + body[0] + match.start(1))
+
+
+def _finding(ctx: FileContext, rule: Rule, name: str, offset: int) -> Finding:
+    new = _new_name(name, rule)
+    span = (offset, offset + len(name))
+    if new is None:
+        return ctx.finding(rule, span, subject=name, message=rule.message or f"{name}: {rule.summary}")
+    return ctx.finding(rule, span, f"{name} -> {new}", replacement=new, subject=name)
+

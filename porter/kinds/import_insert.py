@@ -1,0 +1,62 @@
+"""Kind `import-insert`: `import torch_mlu` once in each changed module that uses torch.
+
+The import goes right after the module's first `import torch` (inside the same block, so a
+`try:` import block keeps guarding it); without a plain `import torch`, right before the
+first import of anything under torch. Modules that already import it are left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from porter.model import Finding
+from porter.pycontext import FileContext
+from porter.rules import Rule
+
+REQUIRED: dict[str, type] = {"module": str, "when_importing": str}
+OPTIONAL: dict[str, type] = {}
+
+
+def screen_words(rules: list[Rule]) -> set[str]:
+    return set()  # fires only where other rules edit
+
+
+def _imports_of(node: ast.stmt) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+        return [node.module]
+    return []
+
+
+def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
+    if not any(f.edit for f in findings):
+        return findings
+    for rule in rules:
+        module, anchor = rule.params["module"], rule.params["when_importing"]
+        if ctx.imports.binds(module) or not ctx.imports.binds(anchor):
+            continue
+        nodes = sorted(ctx.imports.import_nodes, key=lambda n: (n.lineno, n.col_offset))
+        plain = next((n for n in nodes if isinstance(n, ast.Import) and any(a.name == anchor for a in n.names)), None)
+        under = next((n for n in nodes if any(m == anchor or m.startswith(anchor + ".") for m in _imports_of(n))), None)
+        target = plain or under
+        if target is None:
+            continue
+        line_start = ctx.index.starts[target.lineno - 1]
+        indent = ctx.text[line_start:ctx.span(target)[0]]
+        if indent.strip():  # `x = 1; import torch`: no clean place on that line
+            continue
+        if plain is not None:
+            end_line = target.end_lineno
+            line_end = ctx.index.starts[end_line] if end_line < len(ctx.index.starts) else len(ctx.text)
+            body = ctx.text[ctx.index.starts[end_line - 1]:line_end]
+            newline = body[len(body.rstrip("\r\n")):] or "\n"
+            at = line_end - (len(newline) if body.endswith(("\n", "\r")) else 0)
+            replacement = newline + indent + f"import {module}"
+        else:
+            at = line_start + len(indent)
+            newline = "\r\n" if ctx.text[line_start:].split("\n", 1)[0].endswith("\r") else "\n"
+            replacement = f"import {module}" + newline + indent
+        findings = findings + [ctx.finding(rule, (at, at), f"import {module}", replacement=replacement)]
+    return findings

@@ -1,0 +1,43 @@
+"""Kind `method`: a tensor/module method or attribute by name (`.cuda()` -> `.mlu()`, `.is_cuda`).
+
+Only receivers that are values count: `torch.cuda` (an imported module's attribute) is a
+namespace, handled by `qualified-name`, never a method use.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from porter.model import Finding
+from porter.pycontext import FileContext
+from porter.rules import Rule
+
+REQUIRED: dict[str, type] = {"attribute": str}
+OPTIONAL: dict[str, type] = {"replace": str, "called": bool}
+
+
+def screen_words(rules: list[Rule]) -> set[str]:
+    return {r.params["attribute"] for r in rules}
+
+
+def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+    by_attr = {r.params["attribute"]: r for r in rules}
+    for node in ctx.nodes(ast.Attribute):
+        rule = by_attr.get(node.attr)
+        if rule is None:
+            continue
+        if ctx.imports.resolve(node.value) is not None:
+            continue
+        parent = ctx.parents.get(node)
+        is_call = isinstance(parent, ast.Call) and parent.func is node
+        if rule.params.get("called", False) != is_call:
+            continue
+        new = rule.params.get("replace")
+        if new is None:
+            yield ctx.finding(rule, node, subject=f".{node.attr}")
+            continue
+        end = ctx.span(node)[1]
+        yield ctx.finding(
+            rule, (end - len(node.attr), end), f".{node.attr} -> .{new}", replacement=new, subject=f".{node.attr}"
+        )

@@ -1,0 +1,229 @@
+"""Kind `qualified-name`: rename or flag an API by the qualified name it resolves to.
+
+`match` lists qualified names; a use matches the longest listed name that is it or a
+dotted prefix of it (so `torch.cuda` covers `torch.cuda.synchronize`). With `replace`
+(old prefix -> new prefix) the use is rewritten: inside attribute chains only the changed
+components are replaced, and import statements are renamed so that their local names keep
+working (`from torch import cuda` -> `from torch import mlu as cuda`). With
+`add_keywords`, calls and bare decorators of the name gain those keywords
+(`@custom_fwd` -> `@custom_fwd(device_type="mlu")`). Without `replace` it only reports.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+
+from porter.model import Finding
+from porter.pycontext import FileContext
+from porter.rules import Rule
+
+REQUIRED: dict[str, type] = {"match": list}
+OPTIONAL: dict[str, type] = {"replace": dict, "add_keywords": dict, "exact": bool, "report": bool}
+
+_FROM_MODULE = re.compile(r"^from\s+([\w.]+)\s+import\b")
+
+
+def screen_words(rules: list[Rule]) -> set[str]:
+    return {name.rsplit(".", 1)[-1] for r in rules for name in r.params["match"]}
+
+
+class _Table:
+    """Longest-prefix lookup over all rules of this kind."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.entries: dict[str, Rule] = {}
+        for rule in rules:
+            for name in rule.params["match"]:
+                self.entries[name] = rule
+
+    def lookup(self, qual: str) -> tuple[str, Rule] | None:
+        parts = qual.split(".")
+        for k in range(len(parts), 0, -1):
+            prefix = ".".join(parts[:k])
+            rule = self.entries.get(prefix)
+            if rule is not None:
+                if rule.params.get("exact") and k != len(parts):
+                    return None
+                return prefix, rule
+        return None
+
+    def renamed(self, qual: str) -> str:
+        hit = self.lookup(qual)
+        if hit is None:
+            return qual
+        prefix, rule = hit
+        replace = rule.params.get("replace") or {}
+        new_prefix = replace.get(prefix)
+        return qual if new_prefix is None else new_prefix + qual[len(prefix):]
+
+
+def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+    table = _Table(rules)
+    for node in ctx.nodes(ast.Import):
+        yield from _check_import(ctx, table, node)
+    for node in ctx.nodes(ast.ImportFrom):
+        yield from _check_import_from(ctx, table, node)
+    for node in ctx.nodes(ast.Attribute, ast.Name):
+        parent = ctx.parents.get(node)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            continue  # only the outermost node of a chain
+        qual = ctx.imports.resolve(node)
+        if qual is None:
+            continue
+        hit = table.lookup(qual)
+        if hit is not None:
+            yield from _check_use(ctx, table, node, qual, hit[1])
+
+
+def _chain(node: ast.AST) -> tuple[ast.Name, list[ast.Attribute]]:
+    attrs: list[ast.Attribute] = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node)
+        node = node.value
+    assert isinstance(node, ast.Name)
+    return node, list(reversed(attrs))
+
+
+def _check_use(ctx: FileContext, table: _Table, node: ast.AST, qual: str, rule: Rule) -> Iterable[Finding]:
+    replace = rule.params.get("replace")
+    if not replace and not rule.params.get("add_keywords"):
+        yield ctx.finding(rule, node, subject=qual)
+        return
+    if rule.params.get("report"):
+        yield ctx.finding(rule, node, subject=qual, message=rule.message or rule.summary)
+    base, attrs = _chain(node)
+    base_qual = ctx.imports.bindings[base.id]
+    new_base = table.renamed(base_qual)
+    new_qual = table.renamed(qual)
+    old_tail = qual[len(base_qual):].split(".")[1:]
+    if new_qual == new_base:
+        new_tail: list[str] | None = []
+    elif new_qual.startswith(new_base + "."):
+        new_tail = new_qual[len(new_base) + 1:].split(".")
+    else:
+        new_tail = None
+    if new_tail is None:
+        yield ctx.finding(
+            rule, node, subject=qual,
+            message=f"{qual} should become {new_qual}, which its import cannot express; change it by hand",
+            severity="warning",
+        )
+        return
+    if new_tail != old_tail:
+        yield _tail_edit(ctx, rule, base, attrs, old_tail, new_tail, qual, new_qual)
+    keywords = rule.params.get("add_keywords")
+    if keywords:
+        edit = _keyword_edit(ctx, rule, node, keywords, qual)
+        if edit is not None:
+            yield edit
+
+
+def _tail_edit(ctx, rule, base, attrs, old_tail, new_tail, qual, new_qual) -> Finding:
+    lo = 0
+    while lo < min(len(old_tail), len(new_tail)) and old_tail[lo] == new_tail[lo]:
+        lo += 1
+    hi = 0
+    while hi < min(len(old_tail), len(new_tail)) - lo and old_tail[-1 - hi] == new_tail[-1 - hi]:
+        hi += 1
+    old_mid, new_mid = old_tail[lo:len(old_tail) - hi], new_tail[lo:len(new_tail) - hi]
+    if old_mid and new_mid:
+        first, last = attrs[lo], attrs[lo + len(old_mid) - 1]
+        start = ctx.span(first)[1] - len(first.attr)
+        end = ctx.span(last)[1]
+        replacement = ".".join(new_mid)
+    else:  # components added or removed: rewrite everything after the base name
+        start = ctx.span(base)[1]
+        end = ctx.span(attrs[-1])[1] if attrs else start
+        replacement = "".join("." + part for part in new_tail)
+    return ctx.finding(
+        rule, (start, end), f"{qual} -> {new_qual}", replacement=replacement, subject=qual
+    )
+
+
+def _keyword_edit(ctx: FileContext, rule: Rule, node: ast.AST, keywords: dict, qual: str) -> Finding | None:
+    parent = ctx.parents.get(node)
+    rendered = ", ".join(f'{k}="{v}"' if isinstance(v, str) else f"{k}={v!r}" for k, v in keywords.items())
+    if isinstance(parent, ast.Call) and parent.func is node:
+        present = {kw.arg for kw in parent.keywords}
+        missing = {k: v for k, v in keywords.items() if k not in present}
+        if not missing:
+            return None
+        rendered = ", ".join(f'{k}="{v}"' if isinstance(v, str) else f"{k}={v!r}" for k, v in missing.items())
+        start, end = ctx.span(parent)
+        inside = ctx.text[ctx.span(node)[1]:end - 1].strip()
+        sep = "" if inside in ("(", "") or inside.endswith(",") else ", "
+        if inside.endswith(","):
+            sep = " "
+        return ctx.finding(rule, (end - 1, end - 1), f"{qual}: add {rendered}", replacement=sep + rendered, subject=qual)
+    if _is_decorator(ctx, node):
+        end = ctx.span(node)[1]
+        return ctx.finding(rule, (end, end), f"{qual}: call with {rendered}", replacement=f"({rendered})", subject=qual)
+    return None
+
+
+def _is_decorator(ctx: FileContext, node: ast.AST) -> bool:
+    parent = ctx.parents.get(node)
+    return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in parent.decorator_list
+
+
+def _check_import(ctx: FileContext, table: _Table, node: ast.Import) -> Iterable[Finding]:
+    for alias in node.names:
+        hit = table.lookup(alias.name)
+        if hit is None:
+            continue
+        rule = hit[1]
+        new = table.renamed(alias.name)
+        if not rule.params.get("replace"):
+            yield ctx.finding(rule, alias, subject=alias.name)
+        elif new != alias.name and alias.asname:
+            # Without an alias the statement binds only the top package, which stays valid.
+            start = ctx.span(alias)[0]
+            if ctx.text.startswith(alias.name, start):
+                yield ctx.finding(rule, (start, start + len(alias.name)), f"{alias.name} -> {new}", replacement=new, subject=alias.name)
+
+
+def _check_import_from(ctx: FileContext, table: _Table, node: ast.ImportFrom) -> Iterable[Finding]:
+    if node.level or not node.module:
+        return
+    new_parents: set[str] = set()
+    changes: list[tuple[ast.alias, str, Rule]] = []
+    for alias in node.names:
+        qual = f"{node.module}.{alias.name}"
+        hit = table.lookup(qual)
+        if hit is None:
+            new_parents.add(node.module)
+            continue
+        rule = hit[1]
+        if not rule.params.get("replace"):
+            yield ctx.finding(rule, alias, subject=qual)
+            new_parents.add(node.module)
+            continue
+        new = table.renamed(qual)
+        new_parents.add(new.rsplit(".", 1)[0])
+        changes.append((alias, new, rule))
+    if not changes or all(f"{node.module}.{a.name}" == new for a, new, _ in changes):
+        return
+    start, end = ctx.span(node)
+    if len(new_parents) != 1:
+        alias, new, rule = changes[0]
+        yield ctx.finding(rule, node, f"names imported from {node.module} move to different modules; split this import by hand", severity="warning", subject=node.module)
+        return
+    new_module = new_parents.pop()
+    rule = changes[0][2]
+    match = _FROM_MODULE.match(ctx.text[start:end])
+    if new_module != node.module:
+        if match is None or match.group(1) != node.module:
+            yield ctx.finding(rule, node, f"cannot rewrite this import's layout; change {node.module} to {new_module} by hand", severity="warning", subject=node.module)
+            return
+        yield ctx.finding(rule, (start + match.start(1), start + match.end(1)), f"{node.module} -> {new_module}", replacement=new_module, subject=node.module)
+    for alias, new, rule in changes:
+        new_name = new.rsplit(".", 1)[1]
+        if new_name == alias.name:
+            continue
+        a_start = ctx.span(alias)[0]
+        if not ctx.text.startswith(alias.name, a_start):
+            continue
+        replacement = new_name if alias.asname else f"{new_name} as {alias.name}"
+        yield ctx.finding(rule, (a_start, a_start + len(alias.name)), f"{node.module}.{alias.name} -> {new}", replacement=replacement, subject=f"{node.module}.{alias.name}")

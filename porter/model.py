@@ -1,0 +1,69 @@
+"""The values every part of porter passes around: findings, edits and per-file results.
+
+Matching produces findings; a finding may carry an edit (Fixit's model). One engine applies
+the edits for `convert`; `check` applies none. All are frozen so per-file work stays a pure
+function of (source, rules, target) and results can cross process boundaries and caches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
+FileStatus = Literal["changed", "unchanged", "skipped", "failed"]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace source text[start:end] (character offsets into the decoded text) by `replacement`."""
+
+    rule: str
+    start: int
+    end: int
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something a rule saw. `edit` is set when the rule can fix it; then it is reported as an edit.
+
+    `line` and `col` are 1-based (col counts characters), as editors and SARIF expect.
+    """
+
+    rule: str
+    severity: Severity
+    path: str
+    line: int
+    col: int
+    message: str
+    suggestion: str | None = None
+    edit: Edit | None = None
+    end_line: int | None = None
+    end_col: int | None = None
+    # The API or name the finding is about (e.g. "torch.cuda.amp.autocast"), for reports.
+    subject: str | None = None
+
+
+@dataclass(frozen=True)
+class EditRecord:
+    """An applied edit as the reports show it: the whole line before and after."""
+
+    rule: str
+    line: int
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What happened to one file. `new_bytes` is None when the output equals the input."""
+
+    path: str
+    status: FileStatus
+    kind: str = "python"
+    edits: tuple[EditRecord, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    reason: str | None = None
+    new_bytes: bytes | None = field(default=None, repr=False)

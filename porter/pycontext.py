@@ -1,0 +1,113 @@
+"""What the Python rule kinds see of one file, built in one walk of its `ast`.
+
+The walk records each node's parent, groups nodes by type for the kinds, and notes which
+string constants are docstrings, so no kind has to walk the tree again.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from porter.model import Edit, Finding
+from porter.resolve import ImportMap
+from porter.rules import Rule
+from porter.textio import LineIndex
+
+_DOC_OWNERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass
+class FileContext:
+    path: str
+    text: str
+    tree: ast.Module
+    index: LineIndex
+    imports: ImportMap
+    parents: dict[ast.AST, ast.AST]
+    by_type: dict[type, list[ast.AST]]
+    docstrings: set[int]  # ids of Constant nodes that are docstrings
+    target: str
+    version: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, path: str, text: str, tree: ast.Module, target: str, version: str | None = None) -> FileContext:
+        parents: dict[ast.AST, ast.AST] = {}
+        by_type: dict[type, list[ast.AST]] = defaultdict(list)
+        docstrings: set[int] = set()
+        stack: list[ast.AST] = [tree]
+        while stack:
+            node = stack.pop()
+            by_type[type(node)].append(node)
+            if isinstance(node, _DOC_OWNERS) and node.body:
+                first = node.body[0]
+                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                    docstrings.add(id(first.value))
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+                stack.append(child)
+        imports = ImportMap.from_nodes(
+            by_type.get(ast.Import, []) + by_type.get(ast.ImportFrom, []), tree.body
+        )
+        return cls(path, text, tree, LineIndex(text), imports, parents, by_type, docstrings, target, version)
+
+    def nodes(self, *types: type) -> list[ast.AST]:
+        out: list[ast.AST] = []
+        for t in types:
+            out.extend(self.by_type.get(t, ()))
+        return out
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        return self.index.node_span(node)
+
+    def is_docstring(self, node: ast.AST) -> bool:
+        return id(node) in self.docstrings
+
+    def is_bare_string_statement(self, node: ast.AST) -> bool:
+        """A string constant that is a whole statement: a docstring or a comment-like string."""
+        return isinstance(self.parents.get(node), ast.Expr)
+
+    def inside_fstring(self, node: ast.AST) -> bool:
+        """Whether a node is part of an f-string (its own positions are unreliable there)."""
+        parent = self.parents.get(node)
+        while parent is not None and not isinstance(parent, ast.stmt):
+            if isinstance(parent, ast.JoinedStr):
+                return True
+            parent = self.parents.get(parent)
+        return False
+
+    def finding(
+        self,
+        rule: Rule,
+        node_or_span,
+        message: str | None = None,
+        *,
+        replacement: str | None = None,
+        edit_span: tuple[int, int] | None = None,
+        suggestion: str | None = None,
+        subject: str | None = None,
+        severity: str | None = None,
+    ) -> Finding:
+        """A finding at a node (or a (start, end) span); with an edit when `replacement` is given."""
+        start, end = node_or_span if isinstance(node_or_span, tuple) else self.span(node_or_span)
+        line, col = self.index.line_col(start)
+        end_line, end_col = self.index.line_col(end)
+        edit = None
+        if replacement is not None:
+            es, ee = edit_span or (start, end)
+            edit = Edit(rule.code, es, ee, replacement)
+        return Finding(
+            rule=rule.code,
+            severity=severity or rule.severity,
+            path=self.path,
+            line=line,
+            col=col,
+            message=message or rule.message or rule.summary,
+            suggestion=suggestion if suggestion is not None else rule.suggestion,
+            edit=edit,
+            end_line=end_line,
+            end_col=end_col,
+            subject=subject,
+        )

@@ -1,0 +1,1 @@
+"""Reports of a run: report.json (the contract), report.md, changes.patch."""

@@ -1,0 +1,80 @@
+"""report.json, schema_version 1: the contract other tools read (DESIGN.md)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+
+from porter import __version__
+from porter.model import SEVERITIES, Finding
+from porter.rules import RuleSet
+from porter.runner import RunResult
+
+SCHEMA_VERSION = 1
+
+
+def finding_dict(f: Finding) -> dict:
+    d = asdict(f)
+    d.pop("edit", None)
+    return d
+
+
+def build_report(run: RunResult, rules: RuleSet, out: Path | None, extra_findings: list[Finding] = ()) -> dict:
+    """The whole report as plain data."""
+    files = []
+    findings: list[Finding] = list(extra_findings)
+    edits_by_rule: Counter[str] = Counter()
+    status_count: Counter[str] = Counter()
+    lines_changed = 0
+    for r in run.results:
+        status_count[r.status] += 1
+        findings.extend(r.findings)
+        edits_by_rule.update(e.rule for e in r.edits)
+        lines_changed += len({e.line for e in r.edits})
+        entry: dict = {"path": r.path, "kind": r.kind, "status": r.status}
+        if r.reason:
+            entry["reason"] = r.reason
+        if r.edits:
+            entry["edits"] = [asdict(e) for e in r.edits]
+        if r.findings:
+            entry["findings"] = len(r.findings)
+        files.append(entry)
+    by_severity = Counter(f.severity for f in findings)
+    used = set(edits_by_rule) | {f.rule for f in findings}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "porter_version": __version__,
+        "target": run.target,
+        "target_version": run.version,
+        "source": str(run.src),
+        "output": str(out) if out else None,
+        "rules_digest": rules.digest,
+        "summary": {
+            "files_scanned": len(run.results),
+            "files_changed": status_count["changed"],
+            "files_unchanged": status_count["unchanged"],
+            "files_skipped": status_count["skipped"],
+            "files_failed": status_count["failed"],
+            "symlinks": len(run.symlinks),
+            "edits": sum(edits_by_rule.values()),
+            "lines_changed": lines_changed,
+            "edits_by_rule": dict(sorted(edits_by_rule.items())),
+            "findings": len(findings),
+            "findings_by_severity": {s: by_severity.get(s, 0) for s in SEVERITIES},
+            "findings_by_rule": dict(sorted(Counter(f.rule for f in findings).items())),
+        },
+        "files": files,
+        "findings": [finding_dict(f) for f in sorted(findings, key=lambda f: (f.path, f.line, f.col, f.rule))],
+        "rules": {
+            r.code: {"name": r.name, "summary": r.summary, "why": r.why, "severity": r.severity,
+                     "applicability": r.applicability, "fix": r.fix,
+                     "examples": [asdict(e) for e in r.examples]}
+            for r in rules.rules if r.code in used
+        },
+    }
+
+
+def write_json(report: dict, path: Path) -> None:
+    path.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

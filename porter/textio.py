@@ -1,0 +1,77 @@
+"""Reading and writing source text without losing what the user had.
+
+Python sources are decoded with their own encoding (PEP 263 coding line or BOM) and written
+back in it; line endings are never normalised. `LineIndex` turns the (line, byte column)
+positions of the stdlib `ast` into character offsets of the decoded text.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class Decoded:
+    text: str
+    encoding: str
+    bom: bool
+
+
+def decode_python(data: bytes) -> Decoded:
+    """Decode Python source bytes as the interpreter would. Raises UnicodeDecodeError/SyntaxError."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    bom = encoding == "utf-8-sig"
+    if bom:
+        data = data[3:]
+        encoding = "utf-8"
+    return Decoded(data.decode(encoding), encoding, bom)
+
+
+def encode_python(decoded: Decoded, text: str) -> bytes:
+    """Encode `text` back in the encoding (and BOM) the file came with."""
+    data = text.encode(decoded.encoding)
+    return b"\xef\xbb\xbf" + data if decoded.bom else data
+
+
+class LineIndex:
+    """Maps ast positions (1-based line, UTF-8 byte column) to offsets into the text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        starts = [0]
+        starts.extend(m.end() for m in _NEWLINE.finditer(text))
+        self.starts = starts
+        self._ascii = text.isascii()
+
+    def offset(self, line: int, col_bytes: int) -> int:
+        start = self.starts[line - 1]
+        if self._ascii:
+            return start + col_bytes
+        end = self.starts[line] if line < len(self.starts) else len(self.text)
+        prefix = self.text[start:end].encode("utf-8")[:col_bytes]
+        return start + len(prefix.decode("utf-8", errors="ignore"))
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based line and 1-based character column of an offset."""
+        import bisect
+
+        line = bisect.bisect_right(self.starts, offset)
+        return line, offset - self.starts[line - 1] + 1
+
+    def line_text(self, line: int) -> str:
+        """The text of a line without its line ending."""
+        start = self.starts[line - 1]
+        end = self.starts[line] if line < len(self.starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    def node_span(self, node) -> tuple[int, int]:
+        """Character span [start, end) of an ast node that has end positions."""
+        return (
+            self.offset(node.lineno, node.col_offset),
+            self.offset(node.end_lineno, node.end_col_offset),
+        )
