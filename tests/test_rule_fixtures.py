@@ -1,0 +1,63 @@
+"""One parametrized test over every rule fixture: output, firing, idempotence, parse."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from fixture_cases import discover
+from porter.filetypes import handler_for
+from porter.rules import load_rules
+
+CASES = discover()
+
+
+def _convert(case, data: bytes):
+    rules = load_rules(case.target)
+    rel = case.path.name
+    kind, handler = handler_for(rel, data[:256])
+    return handler(rel, data, rules, None, (), ())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_fixture(case):
+    data = case.path.read_bytes()
+    result = _convert(case, data)
+    assert result.status in ("changed", "unchanged"), result.reason
+    out = result.new_bytes if result.new_bytes is not None else data
+    expected = case.expected.read_bytes() if case.expected else data
+    assert out.decode("utf-8", "replace") == expected.decode("utf-8", "replace")
+    assert out == expected
+
+    fired = {e.rule for e in result.edits} | {f.rule for f in result.findings}
+    if case.must_fire:
+        assert case.code in fired, f"{case.code} did not fire"
+    elif case.path.name.startswith("keep"):
+        assert case.code not in fired, f"{case.code} fired on a must-not-change case"
+
+    by_line: dict[int, set[str]] = {}
+    for e in result.edits:
+        by_line.setdefault(e.line, set()).add(e.rule)
+    for f in result.findings:
+        by_line.setdefault(f.line, set()).add(f.rule)
+    for line, codes in case.expectations().items():
+        missing = codes - by_line.get(line, set())
+        assert not missing, f"line {line}: expected {sorted(missing)}"
+
+    again = _convert(case, out)
+    assert not again.edits, f"not idempotent: {[(e.rule, e.line, e.after) for e in again.edits]}"
+    if case.path.suffix == ".py":
+        ast.parse(out)  # bytes: honours a PEP 263 coding line
+
+
+def test_every_rule_has_both_kinds_of_fixture():
+    missing = []
+    for target in ("mlu", "hip"):
+        for rule in load_rules(target).rules:
+            names = [c.path.name for c in CASES if c.target == target and c.code == rule.code]
+            if not any(n.startswith("change") for n in names):
+                missing.append(f"{target}/{rule.code}: no change case")
+            if not any(n.startswith("keep") for n in names):
+                missing.append(f"{target}/{rule.code}: no keep case")
+    assert not missing, "\n".join(missing)
