@@ -11,7 +11,9 @@ names, or bare names for local helpers such as `is_torch_cuda_available`):
   `target_check`, is inserted before it and the CUDA branch is kept;
 - otherwise the guarded code is being ported: the check is converted in place.
 
-Checks outside `if` tests (`x = npu() or cuda()`) are converted in place too.
+Checks outside `if` tests (`x = npu() or cuda()`) are converted in place too. A module
+that imports a GPU kernel language (`kernel_modules`, e.g. Triton) at its top level is CUDA
+code through and through: all of it is kept, with one finding at that import.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from porter.pycontext import FileContext
 from porter.rules import Rule
 
 REQUIRED: dict[str, type] = {"checks": list, "target_check": str, "other_devices": list}
-OPTIONAL: dict[str, type] = {"cuda_only_modules": list, "cuda_only_strings": list, "target_device": str}
+OPTIONAL: dict[str, type] = {"cuda_only_modules": list, "cuda_only_strings": list, "target_device": str, "kernel_modules": list}
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
@@ -89,6 +91,12 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     seen_elifs: set[int] = set()
     keep: list[tuple[int, int, str]] = []  # (start, end, why)
     extra: list[Finding] = []
+    kernel_import = _top_level_import(ctx, p.get("kernel_modules", []))
+    if kernel_import is not None:
+        node, module = kernel_import
+        why = f"is a CUDA kernel module (it imports {module} at top level)"
+        extra.append(ctx.finding(rule, node, f"module kept for CUDA: it imports {module} at top level, a GPU kernel language that does not run on the target", severity="warning", suggestion="Use the PyTorch fallback path of this code on the target, or port the kernels by hand."))
+        return _keep_regions(ctx, rule, findings, [(0, len(ctx.text), why)]) + extra
     for top in ctx.nodes(ast.If):
         if id(top) in seen_elifs:
             continue
@@ -125,6 +133,22 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             continue
         extra.append(ctx.finding(rule, node, f"{ctx.text[s:e]} -> {target_check}", replacement=target_check))
     return _keep_regions(ctx, rule, findings, keep) + extra
+
+
+def _top_level_import(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, str] | None:
+    """The first import of one of `modules` at module level (also in top-level try/if blocks)."""
+    stack = list(ctx.tree.body)
+    while stack:
+        stmt = stack.pop(0)
+        if isinstance(stmt, (ast.Try, ast.If)):
+            stack[:0] = stmt.body + [s for h in getattr(stmt, "handlers", []) for s in h.body] + stmt.orelse
+            continue
+        names = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module or ""] if isinstance(stmt, ast.ImportFrom) and not stmt.level else []
+        for name in names:
+            top = name.split(".", 1)[0]
+            if top in modules:
+                return stmt, top
+    return None
 
 
 def _keep_regions(ctx: FileContext, rule: Rule, findings: list[Finding], keep: list[tuple[int, int, str]]) -> list[Finding]:

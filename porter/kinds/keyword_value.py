@@ -34,6 +34,6 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             shown = ctx.text[slice(*ctx.span(node))]
             new = rule.params.get("replace")
             if new is None:
-                yield ctx.finding(rule, node, subject=shown, message=f"{shown}: {rule.message or rule.summary}")
+                yield ctx.finding(rule, node, subject=shown)
             else:
                 yield ctx.finding(rule, value, f"{shown} -> {node.arg}={new}", replacement=new, subject=shown)

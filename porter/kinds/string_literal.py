@@ -5,9 +5,9 @@ literal's start, which also covers f-strings, `.format` and `+` building (`"cuda
 `f"cuda:{rank}"`, `"cuda:" + str(i)`); `flag` lists literals that are only reported.
 A literal is left alone where it is text or data rather than a device (DESIGN.md,
 precision principle 2): docstrings and bare string statements, dictionary keys and
-subscripts (`rng_state["cuda"]` is checkpoint data), arguments of calls named in
-`keep_in_calls` (kernel registries keyed on the CUDA device type), and modules that import
-a package in `keep_in_modules_importing` (Triton kernels: their "cuda" is a backend name).
+subscripts (`rng_state["cuda"]` is checkpoint data), and arguments of calls named in
+`keep_in_calls` (kernel registries keyed on the CUDA device type). Triton modules, whose
+"cuda" is a backend name, are kept whole by the `device-guard` kind.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ OPTIONAL: dict[str, type] = {
     "prefixes": dict,
     "flag": list,
     "keep_in_calls": list,
-    "keep_in_modules_importing": list,
 }
 
 
@@ -59,16 +58,11 @@ def _kept_context(ctx: FileContext, node: ast.AST, rule: Rule) -> bool:
     return False
 
 
-def _module_keeps(ctx: FileContext, rule: Rule) -> bool:
-    return any(ctx.imports.binds(m) for m in rule.params.get("keep_in_modules_importing", ()))
-
-
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     for rule in rules:
         values: dict[str, str] = rule.params.get("values", {})
         prefixes: dict[str, str] = rule.params.get("prefixes", {})
         flag = set(rule.params.get("flag", ()))
-        module_keeps = _module_keeps(ctx, rule)
         for node in ctx.nodes(ast.Constant):
             value = node.value
             if not isinstance(value, str) or not (value in values or value in flag or value.startswith(tuple(prefixes))):
@@ -78,9 +72,6 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             if value in flag:
                 yield ctx.finding(rule, node, subject=value)
                 continue
-            if module_keeps:
-                yield ctx.finding(rule, node, f'"{value}" kept: this module uses a CUDA-only library', severity="info", subject=value)
-                continue
             yield from _rewrite(ctx, rule, node, values, prefixes)
         if prefixes:
             for node in ctx.nodes(ast.JoinedStr):
@@ -88,8 +79,6 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
                     continue
                 if not first.value.startswith(tuple(prefixes)) or _kept_context(ctx, node, rule):
-                    continue
-                if module_keeps:
                     continue
                 yield from _rewrite(ctx, rule, node, {}, prefixes)
 
