@@ -89,9 +89,19 @@ class FileContext:
         suggestion: str | None = None,
         subject: str | None = None,
         severity: str | None = None,
+        expect_old: str | None = None,
     ) -> Finding:
-        """A finding at a node (or a (start, end) span); with an edit when `replacement` is given."""
+        """A finding at a node (or a (start, end) span); with an edit when `replacement` is given.
+
+        With `expect_old`, the edit is only made if the span really holds that text: a
+        safety net against wrong positions (the ast's positions inside f-strings vary by
+        Python version); otherwise the finding asks for a manual change.
+        """
         start, end = node_or_span if isinstance(node_or_span, tuple) else self.span(node_or_span)
+        if replacement is not None and expect_old is not None and self.text[start:end] != expect_old:
+            replacement = None
+            message = f"{message or rule.summary} (porter could not locate the text safely; change it by hand)"
+            severity = "warning"
         line, col = self.index.line_col(start)
         end_line, end_col = self.index.line_col(end)
         edit = None

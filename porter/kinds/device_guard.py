@@ -153,7 +153,10 @@ def _top_level_import(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, st
 
 def _keep_regions(ctx: FileContext, rule: Rule, findings: list[Finding], keep: list[tuple[int, int, str]]) -> list[Finding]:
     out: list[Finding] = []
+    kept_at = {(f.rule, f.line) for f in findings if f.edit and any(r[0] <= f.edit.start and f.edit.end <= r[1] for r in keep)}
     for f in findings:
+        if f.edit is None and (f.rule, f.line) in kept_at:
+            continue  # the note that went with an edit that is no longer made
         region = next((r for r in keep if f.edit and r[0] <= f.edit.start and f.edit.end <= r[1]), None)
         if region is None:
             out.append(f)

@@ -80,6 +80,7 @@ def _finding(ctx: FileContext, rule: Rule, name: str, offset: int) -> Finding:
     new = _new_name(name, rule)
     span = (offset, offset + len(name))
     if new is None:
-        return ctx.finding(rule, span, subject=name, message=rule.message or f"{name}: {rule.summary}")
+        summary = rule.message or rule.summary
+        return ctx.finding(rule, span, subject=name, message=summary if name in summary else f"{name}: {summary}")
     return ctx.finding(rule, span, f"{name} -> {new}", replacement=new, subject=name)
 

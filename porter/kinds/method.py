@@ -39,5 +39,6 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             continue
         end = ctx.span(node)[1]
         yield ctx.finding(
-            rule, (end - len(node.attr), end), f".{node.attr} -> .{new}", replacement=new, subject=f".{node.attr}"
+            rule, (end - len(node.attr), end), f".{node.attr} -> .{new}", replacement=new, subject=f".{node.attr}",
+            expect_old=node.attr,
         )

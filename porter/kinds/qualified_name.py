@@ -133,12 +133,14 @@ def _tail_edit(ctx, rule, base, attrs, old_tail, new_tail, qual, new_qual) -> Fi
         start = ctx.span(first)[1] - len(first.attr)
         end = ctx.span(last)[1]
         replacement = ".".join(new_mid)
+        expect: str | None = ".".join(old_mid)
     else:  # components added or removed: rewrite everything after the base name
         start = ctx.span(base)[1]
         end = ctx.span(attrs[-1])[1] if attrs else start
         replacement = "".join("." + part for part in new_tail)
+        expect = None
     return ctx.finding(
-        rule, (start, end), f"{qual} -> {new_qual}", replacement=replacement, subject=qual
+        rule, (start, end), f"{qual} -> {new_qual}", replacement=replacement, subject=qual, expect_old=expect
     )
 
 
