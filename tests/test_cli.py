@@ -1,0 +1,150 @@
+"""The command line as a user meets it: outputs, refusals, robustness, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from porter.cli import main
+
+CUDA_SRC = 'import torch\n\n\ndef f(x):\n    return x.cuda()\n'
+
+
+def _repo(tmp_path: Path) -> Path:
+    src = tmp_path / "repo"
+    (src / "pkg").mkdir(parents=True)
+    (src / "pkg" / "a.py").write_text(CUDA_SRC)
+    (src / "pkg" / "plain.py").write_text("print('hello')\n")
+    (src / "pkg" / "broken.py").write_text("def f(:\n    return torch.cuda.current_device()\n")
+    (src / "blob.bin").write_bytes(bytes(range(256)) * 4)
+    (src / ".git").mkdir()
+    (src / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    return src
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_convert_writes_sibling_tree_and_reports(tmp_path):
+    src = _repo(tmp_path)
+    before = {p: p.read_bytes() for p in src.rglob("*") if p.is_file()}
+    result = _run("convert", str(src), "--target", "mlu")
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "repo_mlu"
+    assert (out / "pkg" / "a.py").read_text().count("x.mlu()") == 1
+    assert (out / "pkg" / "plain.py").read_bytes() == (src / "pkg" / "plain.py").read_bytes()
+    assert (out / "blob.bin").read_bytes() == (src / "blob.bin").read_bytes()
+    assert not (out / ".git").exists()
+    report = json.loads((out / "porter_report" / "report.json").read_text())
+    statuses = {f["path"]: f["status"] for f in report["files"]}
+    assert statuses["pkg/a.py"] == "changed"
+    assert statuses["pkg/broken.py"] == "skipped"
+    broken = next(f for f in report["files"] if f["path"] == "pkg/broken.py")
+    assert "does not parse" in broken["reason"] and "line 1" in broken["reason"]
+    assert (out / "pkg" / "broken.py").read_bytes() == (src / "pkg" / "broken.py").read_bytes()
+    assert {p: p.read_bytes() for p in src.rglob("*") if p.is_file()} == before, "SRC was modified"
+
+
+def test_diff_prints_patch_and_writes_nothing(tmp_path):
+    src = _repo(tmp_path)
+    result = _run("convert", str(src), "--target", "mlu", "--diff")
+    assert result.exit_code == 0
+    assert "+    return x.mlu()" in result.output
+    assert not (tmp_path / "repo_mlu").exists()
+
+
+@pytest.mark.parametrize("where", ["inside", "same", "nonempty"])
+def test_refuses_bad_destinations(tmp_path, where):
+    src = _repo(tmp_path)
+    out = {"inside": src / "out", "same": src, "nonempty": tmp_path / "full"}[where]
+    if where == "nonempty":
+        out.mkdir()
+        (out / "keep.txt").write_text("mine")
+    result = _run("convert", str(src), "--target", "mlu", "-o", str(out))
+    assert result.exit_code == 2
+    assert str(out) in result.output
+    if where == "nonempty":
+        assert (out / "keep.txt").read_text() == "mine"
+        assert _run("convert", str(src), "--target", "mlu", "-o", str(out), "--force").exit_code == 0
+
+
+def test_in_place_is_atomic_and_keeps_mode(tmp_path):
+    src = _repo(tmp_path)
+    target = src / "pkg" / "a.py"
+    os.chmod(target, 0o750)
+    result = _run("convert", str(src), "--target", "mlu", "--in-place")
+    assert result.exit_code == 0, result.output
+    assert "x.mlu()" in target.read_text()
+    assert oct(target.stat().st_mode & 0o777) == oct(0o750)
+    assert not list(src.rglob("*.porter-tmp"))
+    patch = (src / "porter_report" / "changes.patch").read_text()
+    assert "-    return x.cuda()" in patch
+
+
+def test_symlinks_are_recreated_never_followed(tmp_path):
+    src = _repo(tmp_path)
+    outside = tmp_path / "outside.py"
+    outside.write_text(CUDA_SRC)
+    (src / "link.py").symlink_to(outside)
+    (src / "linkdir").symlink_to(tmp_path, target_is_directory=True)
+    result = _run("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "o"))
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "o"
+    assert (out / "link.py").is_symlink() and os.readlink(out / "link.py") == str(outside)
+    assert (out / "linkdir").is_symlink()
+    assert outside.read_text() == CUDA_SRC
+
+
+def test_out_symlink_leading_outside_is_not_written_through(tmp_path):
+    src = _repo(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "pkg").symlink_to(elsewhere, target_is_directory=True)
+    result = _run("convert", str(src), "--target", "mlu", "-o", str(out), "--force")
+    assert not list(elsewhere.iterdir()), "porter wrote through a symlink outside OUT"
+    assert "leads outside OUT" in result.output
+
+
+def test_crlf_encoding_and_mode_preserved(tmp_path):
+    src = tmp_path / "r"
+    src.mkdir()
+    (src / "w.py").write_bytes(b"import torch\r\nx = torch.zeros(1).cuda()\r\n")
+    gbk = "# -*- coding: gbk -*-\n# 中文注释\nimport torch\ny = torch.ones(1).cuda()  # 显卡\n".encode("gbk")
+    (src / "g.py").write_bytes(gbk)
+    os.chmod(src / "w.py", 0o755)
+    assert _run("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "o")).exit_code == 0
+    w = (tmp_path / "o" / "w.py").read_bytes()
+    assert w == b"import torch\r\nimport torch_mlu\r\nx = torch.zeros(1).mlu()\r\n"
+    assert os.stat(tmp_path / "o" / "w.py").st_mode & 0o777 == 0o755
+    g = (tmp_path / "o" / "g.py").read_bytes().decode("gbk")
+    assert "torch.ones(1).mlu()  # 显卡" in g and "# 中文注释" in g
+
+
+def test_rules_list_and_explain():
+    listing = _run("rules")
+    assert listing.exit_code == 0 and "PRT101" in listing.output and "torch-cuda-namespace" in listing.output
+    one = _run("rules", "PRT106", "--target", "mlu")
+    assert one.exit_code == 0 and "Example" in one.output and "Why" in one.output
+    assert _run("rules", "PRT999").exit_code == 2
+
+
+def test_python_dash_m_entry_point(tmp_path):
+    src = _repo(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "porter", "convert", str(src), "--target", "hip", "--diff"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""  # nothing to rewrite on HIP: torch.cuda stays
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert _run("convert", str(tmp_path), "--target", "tpu").exit_code == 2
+    assert _run("convert", str(tmp_path / "missing"), "--target", "mlu").exit_code == 2
+    assert _run("convert", str(tmp_path), "--target", "mlu", "--target-version", "9.9").exit_code == 2
