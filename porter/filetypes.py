@@ -37,3 +37,8 @@ def _is_python(rel: str, head: bytes) -> bool:
 
 
 register(_is_python, "python", convert_python)
+
+
+# Other file types register themselves when their package is imported (after Python, so a
+# `.py` file always goes through the Python pipeline).
+import porter.files  # noqa: E402,F401
