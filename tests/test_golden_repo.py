@@ -112,3 +112,11 @@ def test_report_files_are_consistent(converted):
     assert on_disk["schema_version"] == 1
     assert on_disk["summary"] == report["summary"]
     assert on_disk["summary"]["edits"] == sum(len(f.get("edits", [])) for f in on_disk["files"])
+
+
+def test_no_cuda_use_left_without_a_finding(converted):
+    from porter.audit import uncovered
+
+    target, src, out, report = converted
+    if target == "mlu":
+        assert uncovered(src, out) == []
