@@ -69,15 +69,6 @@ class FileContext:
         """A string constant that is a whole statement: a docstring or a comment-like string."""
         return isinstance(self.parents.get(node), ast.Expr)
 
-    def inside_fstring(self, node: ast.AST) -> bool:
-        """Whether a node is part of an f-string (its own positions are unreliable there)."""
-        parent = self.parents.get(node)
-        while parent is not None and not isinstance(parent, ast.stmt):
-            if isinstance(parent, ast.JoinedStr):
-                return True
-            parent = self.parents.get(parent)
-        return False
-
     def finding(
         self,
         rule: Rule,

@@ -92,6 +92,7 @@ def _check_type(path: Path, where: str, key: str, value: Any, expected: type) ->
 def parse_rule(path: Path, index: int, table: dict[str, Any], target: str) -> Rule:
     """Validate one `[[rule]]` table against the common fields and its kind's fields."""
     import porter.files  # noqa: F401  (file-type kinds register their fields)
+    import porter.opscan  # noqa: F401  (the op-table kind registers its fields)
     from porter.kinds import KIND_FIELDS
 
     where = f"rule #{index + 1}" + (f" ({table['code']})" if isinstance(table.get("code"), str) else "")

@@ -94,9 +94,9 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     kernel_import = _top_level_import(ctx, p.get("kernel_modules", []))
     if kernel_import is not None:
         node, module = kernel_import
-        why = f"is a CUDA kernel module (it imports {module} at top level)"
         extra.append(ctx.finding(rule, node, f"module kept for CUDA: it imports {module} at top level, a GPU kernel language that does not run on the target", severity="warning", suggestion="Use the PyTorch fallback path of this code on the target, or port the kernels by hand."))
-        return _keep_regions(ctx, rule, findings, [(0, len(ctx.text), why)]) + extra
+        # One finding for the whole module; its would-be edits are not listed one by one.
+        return [f for f in findings if f.edit is None] + extra
     for top in ctx.nodes(ast.If):
         if id(top) in seen_elifs:
             continue

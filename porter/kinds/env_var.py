@@ -58,8 +58,8 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         start, end = ctx.span(node)
         source = ctx.text[start:end]
         if isinstance(node, ast.Constant):
-            if ctx.inside_fstring(node):
-                continue
+            if isinstance(ctx.parents.get(node), ast.JoinedStr):
+                continue  # a literal part of an f-string: scanned with the whole f-string
             rule = _rule_for(node.value, rules)
             if rule is not None:
                 body = literal_body(source)
@@ -82,5 +82,5 @@ def _finding(ctx: FileContext, rule: Rule, name: str, offset: int) -> Finding:
     if new is None:
         summary = rule.message or rule.summary
         return ctx.finding(rule, span, subject=name, message=summary if name in summary else f"{name}: {summary}")
-    return ctx.finding(rule, span, f"{name} -> {new}", replacement=new, subject=name)
+    return ctx.finding(rule, span, f"{name} -> {new}", replacement=new, subject=name, expect_old=name)
 

@@ -1,7 +1,8 @@
 """Kind `method`: a tensor/module method or attribute by name (`.cuda()` -> `.mlu()`, `.is_cuda`).
 
-Only receivers that are values count: `torch.cuda` (an imported module's attribute) is a
-namespace, handled by `qualified-name`, never a method use.
+Only receivers that are values count: `torch.cuda` is a namespace (handled by
+`qualified-name`) and `nn.Module.cuda` an API reference, never a method use; an imported
+object of the user's (`from nets import encoder; encoder.cuda()`) is a value.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         rule = by_attr.get(node.attr)
         if rule is None:
             continue
-        if ctx.imports.resolve(node.value) is not None:
-            continue
+        receiver = ctx.imports.resolve(node.value)
+        if receiver is not None and (receiver == "torch" or receiver.startswith("torch.")):
+            continue  # torch.cuda, nn.Module.cuda: namespaces and API references, not method calls
         parent = ctx.parents.get(node)
         is_call = isinstance(parent, ast.Call) and parent.func is node
         if rule.params.get("called", False) != is_call:

@@ -45,6 +45,8 @@ def _kept_context(ctx: FileContext, node: ast.AST, rule: Rule) -> bool:
         return True
     if isinstance(parent, ast.Dict) and any(k is node for k in parent.keys):
         return True
+    if _is_key_lookup(ctx, node, parent):
+        return True
     keep_calls = rule.params.get("keep_in_calls")
     if keep_calls:
         call = parent.func if isinstance(parent, ast.Call) else None
@@ -58,6 +60,32 @@ def _kept_context(ctx: FileContext, node: ast.AST, rule: Rule) -> bool:
     return False
 
 
+_KEY_METHODS = {"get", "pop", "setdefault", "__getitem__", "__contains__"}
+
+
+def _is_key_lookup(ctx: FileContext, node: ast.AST, parent: ast.AST | None) -> bool:
+    """`state.get("cuda")` or `"cuda" in state`: the literal is a key of some mapping (data).
+
+    `"cuda" in str(x.device)` and `"cuda" in device_name` test a device and are not kept:
+    a membership test is data only when its right side is neither a `str(...)` call nor
+    something named like a device.
+    """
+    if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+        func = parent.func
+        return isinstance(func, ast.Attribute) and func.attr in _KEY_METHODS
+    if isinstance(parent, ast.Compare) and parent.left is node and all(isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops):
+        right = parent.comparators[0]
+        if isinstance(right, ast.Call) and isinstance(right.func, ast.Name) and right.func.id == "str":
+            return False
+        return "device" not in ctx.text[slice(*ctx.span(right))].lower()
+    return False
+
+
+def _flagged(value: str, flag: set[str]) -> bool:
+    """A flagged literal, or a command line that starts with one (`"nvidia-smi -L"`)."""
+    return value in flag or value.split(" ", 1)[0] in flag
+
+
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     for rule in rules:
         values: dict[str, str] = rule.params.get("values", {})
@@ -65,11 +93,15 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         flag = set(rule.params.get("flag", ()))
         for node in ctx.nodes(ast.Constant):
             value = node.value
-            if not isinstance(value, str) or not (value in values or value in flag or value.startswith(tuple(prefixes))):
+            if not isinstance(value, str) or not (value in values or _flagged(value, flag) or value.startswith(tuple(prefixes))):
                 continue
-            if ctx.inside_fstring(node) or _kept_context(ctx, node, rule):
+            if _kept_context(ctx, node, rule):
                 continue
-            if value in flag:
+            if isinstance(ctx.parents.get(node), ast.JoinedStr):
+                if _flagged(value, flag) and ctx.parents[node].values[0] is node:
+                    yield ctx.finding(rule, ctx.parents[node], subject=value.split(" ", 1)[0])
+                continue  # literal parts of an f-string: handled with the whole f-string below
+            if _flagged(value, flag):
                 yield ctx.finding(rule, node, subject=value)
                 continue
             yield from _rewrite(ctx, rule, node, values, prefixes)
@@ -95,5 +127,5 @@ def _rewrite(ctx: FileContext, rule: Rule, node: ast.AST, values: dict, prefixes
         exact = old in values
         if (exact and text == old) or (not exact and text.startswith(old)):
             s = start + body[0]
-            yield ctx.finding(rule, (s, s + len(old)), f'"{old}" -> "{new}"', replacement=new, subject=old)
+            yield ctx.finding(rule, (s, s + len(old)), f'"{old}" -> "{new}"', replacement=new, subject=old, expect_old=old)
             return
