@@ -111,3 +111,18 @@ def rules_cmd(code: str | None, target: str | None) -> None:
             if ex.after is not None:
                 click.echo("  becomes:\n" + "\n".join("    " + line for line in ex.after.splitlines()))
         click.echo("")
+
+
+@main.command("lora")
+@click.argument("tree", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@_target
+@click.option("--deepspeed", is_flag=True, help="Also write ds_config.json and use it.")
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Where to write (default: TREE/porter_lora).")
+def lora_cmd(tree: Path, target: str, deepspeed: bool, out: Path | None) -> None:
+    """Render the LoRA training entry point (porter_lora/) for a ported TREE."""
+    from porter.lora import render_lora
+    from porter.tree import LORA_DIR
+
+    written = render_lora(tree, out or tree / LORA_DIR, target, deepspeed=deepspeed)
+    for path in written:
+        click.echo(f"porter: wrote {path}")

@@ -12,7 +12,8 @@ from porter.reports.markdown import render_markdown
 from porter.reports.patch import file_diff
 from porter.rules import load_rules
 from porter.runner import RunResult, convert_tree
-from porter.tree import REPORT_DIR
+from porter.lora import render_lora
+from porter.tree import LORA_DIR, REPORT_DIR
 
 
 @dataclass(frozen=True)
@@ -62,5 +63,6 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
     (report_dir / "changes.patch").write_bytes(patch)
     write_json(report, report_dir / "report.json")
     (report_dir / "report.md").write_text(render_markdown(report), encoding="utf-8")
+    render_lora(out, out / LORA_DIR, opts.target)
     return run, report, out
 

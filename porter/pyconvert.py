@@ -28,7 +28,9 @@ def screen_pattern(rules: RuleSet) -> re.Pattern[str]:
         if kind_rules:
             words |= module.screen_words(kind_rules)
     words.discard("")
-    return re.compile("|".join(sorted(map(re.escape, words), key=len, reverse=True)))
+    # Whole words (`cuda` but not `use_cuda_amp`); a word ending in "_" is a prefix (`NCCL_`).
+    alternatives = [re.escape(w) + ("" if w.endswith("_") else r"\b") for w in sorted(words, key=len, reverse=True)]
+    return re.compile(r"\b(?:" + "|".join(alternatives) + ")")
 
 
 def active_rules(rules: RuleSet, version: str | None, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()):

@@ -30,7 +30,9 @@ OPTIONAL: dict[str, type] = {"cuda_only_modules": list, "cuda_only_strings": lis
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
-    return {c.rsplit(".", 1)[-1] for r in rules for c in r.params["checks"]}
+    from porter.kinds.qualified_name import screen_word
+
+    return {screen_word(c) for r in rules for c in r.params["checks"]}
 
 
 def _call_name(node: ast.Call) -> str | None:

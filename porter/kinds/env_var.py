@@ -29,7 +29,7 @@ _COMMAND_PREFIX = re.compile(r"(?:^|(?:^|\s)(?:export|env|;|&&|\|\||\|)\s+)(?:[A
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
-    return {n.rstrip("*_") for r in rules for n in r.params["names"]}
+    return {n.rstrip("*") for r in rules for n in r.params["names"]}
 
 
 def _rule_for(name: str, rules: list[Rule]) -> Rule | None:

@@ -25,8 +25,23 @@ OPTIONAL: dict[str, type] = {"replace": dict, "add_keywords": dict, "exact": boo
 _FROM_MODULE = re.compile(r"^from\s+([\w.]+)\s+import\b")
 
 
+# Components too common to tell anything about a file.
+_COMMON = {"utils", "load", "version", "backends", "distributed", "amp", "profiler", "nn", "functional", "autograd"}
+
+
+def screen_word(qualified: str) -> str:
+    """A word every file that uses `qualified` must contain.
+
+    Whatever the import form, each component after the top package is written somewhere
+    in the file (in an import or an attribute chain), so any of them is a sound screen;
+    the longest uncommon one is the most selective.
+    """
+    parts = qualified.split(".")[1:] or qualified.split(".")
+    return max(parts, key=lambda p: (p not in _COMMON, len(p)))
+
+
 def screen_words(rules: list[Rule]) -> set[str]:
-    return {name.rsplit(".", 1)[-1] for r in rules for name in r.params["match"]}
+    return {screen_word(name) for r in rules for name in r.params["match"]}
 
 
 class _Table:

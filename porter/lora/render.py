@@ -1,0 +1,99 @@
+"""Render the LoRA entry point (``OUT/porter_lora/``) for a target from the jinja2 templates.
+
+Planning is pure (``plan_lora`` returns the files as text); ``render_lora`` only writes
+them. The templates ship in the package (``porter/templates/lora``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from porter.lora.layout import LLAMAFACTORY, LLMTUNER, detect_layout
+from porter.lora.llamafactory import OVERRIDES, cli_flag, lf_config, yaml_scalar
+from porter.lora.targets import target_facts
+
+LF_DIR = "llamafactory"  # sub-folder of the output for the LLaMA-Factory config
+
+
+@dataclass(frozen=True)
+class RenderedFile:
+    """One output file: path relative to the output folder, its text, and its mode."""
+
+    relpath: str
+    text: str
+    executable: bool = False
+
+
+def _environment() -> jinja2.Environment:
+    # A fresh environment per call keeps the module free of shared mutable state; the
+    # handful of templates makes the lost cache irrelevant.
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("porter", "templates/lora"),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,  # Python, shell, JSON, YAML and Markdown: nothing is HTML
+    )
+    env.filters["yaml_scalar"] = yaml_scalar
+    env.filters["cli_flag"] = cli_flag
+    return env
+
+
+def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False) -> list[RenderedFile]:
+    """Return the files of the LoRA entry point for ``target`` without writing anything.
+
+    ``tree`` is inspected (never imported) for a LLaMA-Factory layout; ``out_name`` is the
+    output folder's name inside the ported tree, which the LLaMA-Factory config uses to
+    point at ``ds_config.json`` from the repository root.
+    """
+    facts = target_facts(target)
+    layout = detect_layout(Path(tree))
+    lf_dir = f"{out_name}/{LF_DIR}"
+    context = {
+        "t": facts,
+        "deepspeed": deepspeed,
+        "layout": layout,
+        "lf_dir": lf_dir,
+        "repo_from_lf_dir": "/".join(".." for _ in lf_dir.split("/")),
+        "overrides": dict(OVERRIDES),
+    }
+    if layout is not None:
+        ds_path = f"{out_name}/ds_config.json" if deepspeed else None
+        context["lf"] = lf_config(layout, facts, deepspeed_config=ds_path)
+
+    env = _environment()
+    plan = [
+        ("train_lora.py", "train_lora.py.j2", True),
+        ("run_lora.sh", "run_lora.sh.j2", True),
+        ("README.md", "README.md.j2", False),
+    ]
+    if deepspeed:
+        plan.append(("ds_config.json", "ds_config.json.j2", False))
+    if layout == LLAMAFACTORY:
+        plan.append((f"{LF_DIR}/lora_sft.yaml", "lf_sft.yaml.j2", False))
+    if layout in (LLAMAFACTORY, LLMTUNER):
+        plan.append((f"{LF_DIR}/run_sft.sh", "lf_run_sft.sh.j2", True))
+    return [
+        RenderedFile(relpath, env.get_template(name).render(**context), executable)
+        for relpath, name, executable in plan
+    ]
+
+
+def render_lora(tree: Path, out_dir: Path, target: str, *, deepspeed: bool = False) -> list[Path]:
+    """Write the LoRA entry point for ``target`` ("mlu" or "hip") into ``out_dir``.
+
+    ``out_dir`` is normally ``OUT/porter_lora``. When ``tree`` is a LLaMA-Factory checkout,
+    a LoRA SFT config and launch script for it go to ``out_dir/llamafactory``. Returns the
+    paths written, in a stable order.
+    """
+    out_dir = Path(out_dir)
+    written: list[Path] = []
+    for item in plan_lora(tree, out_dir.name, target, deepspeed=deepspeed):
+        path = out_dir / item.relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(item.text, encoding="utf-8", newline="\n")
+        path.chmod(0o755 if item.executable else 0o644)
+        written.append(path)
+    return written

@@ -1,0 +1,130 @@
+"""Facts about each target that the LoRA entry point is rendered from.
+
+Everything the templates need to know about a target lives here, in one frozen record
+per target, so that no template hard-codes a device string, backend or variable name.
+Sources for each fact: ``/work/shared/docs/FACTS.md`` (torch_mlu and ROCm/DCU sections).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class TargetFacts:
+    """What a rendered training entry point needs to know about one target."""
+
+    name: str
+    """porter's target name, as given to ``--target``."""
+    display_name: str
+    device_type: str
+    """The torch device type: torch_mlu registers "mlu"; ROCm keeps "cuda" on purpose."""
+    device_module: str
+    """The torch attribute mirroring ``torch.cuda`` for this device (``torch.<x>``)."""
+    vendor_import: str | None
+    """A module that must be imported before the device exists (torch_mlu), if any."""
+    device_reason: str
+    backend: str
+    """torch.distributed backend for the device: CNCL on MLU, NCCL (RCCL) on ROCm."""
+    backend_reason: str
+    visible_devices_var: str
+    visible_devices_note: str | None
+    """A caution about the visible-devices variable, for the launch scripts."""
+    monitor_tool: str
+    toolkit_hint: str | None
+    """Shell line that sets up the vendor toolkit, when the target needs one."""
+    default_precision: str
+    """Precision written into static configs, which cannot probe the device."""
+    precision_reason: str
+    attention: str
+    """transformers ``attn_implementation`` used by default."""
+    attention_reason: str
+    deepspeed_package: str
+    """Where DeepSpeed comes from on this target (the import name stays ``deepspeed``)."""
+    trainer_note: str | None
+    """What a transformers Trainer (LLaMA-Factory) needs on this target, if anything."""
+    bf16_arch_prefixes: tuple[str, ...] = ()
+    """ROCm ``gcnArchName`` prefixes with native bf16; empty where the runtime check is trusted."""
+
+
+MLU = TargetFacts(
+    name="mlu",
+    display_name="Cambricon MLU (torch_mlu)",
+    device_type="mlu",
+    device_module="mlu",
+    vendor_import="torch_mlu",
+    device_reason=(
+        "`import torch_mlu` registers the `mlu` device and `torch.mlu`; without it "
+        "`--device mlu` stops with an error"
+    ),
+    backend="cncl",
+    backend_reason="Cambricon's collective library, registered for the `mlu` device",
+    visible_devices_var="MLU_VISIBLE_DEVICES",
+    visible_devices_note=None,
+    monitor_tool="cnmon",
+    toolkit_hint=None,
+    default_precision="bf16",
+    precision_reason=(
+        "torch_mlu autocasts to both fp16 and bf16 and bf16 needs no loss scaling; "
+        "train_lora.py falls back to fp16 when torch.mlu.is_bf16_supported() is False"
+    ),
+    attention="eager",
+    attention_reason=(
+        "FlashAttention exists for MLU only as a vendor build and MLU300 cards have no "
+        "fused attention, so the plain attention path is the one that always runs"
+    ),
+    deepspeed_package="deepspeed-mlu",
+    trainer_note=(
+        "the Trainer inside needs a transformers release that knows the MLU "
+        "(is_torch_mlu_available, 2024 on) or Cambricon's build of it"
+    ),
+)
+
+HIP = TargetFacts(
+    name="hip",
+    display_name="Hygon DCU / AMD ROCm",
+    device_type="cuda",
+    device_module="cuda",
+    vendor_import=None,
+    device_reason=(
+        "ROCm builds of PyTorch keep the `cuda` device and `torch.cuda` on purpose; "
+        "`hip` is no device string"
+    ),
+    backend="nccl",
+    backend_reason="the NCCL name stays on ROCm, where RCCL implements it",
+    visible_devices_var="HIP_VISIBLE_DEVICES",
+    visible_devices_note=(
+        "Do not also set ROCR_VISIBLE_DEVICES: the two masks combine and can hide every card."
+    ),
+    monitor_tool="hy-smi",
+    toolkit_hint="source ${DTK}/env.sh",
+    default_precision="fp16",
+    precision_reason=(
+        "torch.cuda.is_bf16_supported() answers True on every ROCm build, also on parts "
+        "without native bf16 (DCU Z100, gfx906), so fp16 is the default that runs everywhere; "
+        "train_lora.py uses bf16 only on architectures known to have it"
+    ),
+    attention="sdpa",
+    attention_reason=(
+        "flash-attn needs a ROCm/DTK build with head-size limits; PyTorch's SDPA is the "
+        "portable fallback"
+    ),
+    deepspeed_package="a ROCm/DTK build of deepspeed",
+    trainer_note=None,
+    # gfx90a (MI200), gfx94x/95x (MI300/MI350), RDNA3/4, and the DCU parts documented with
+    # bf16 (K100-AI gfx928, BW gfx936). Extend this list for other cards.
+    bf16_arch_prefixes=("gfx90a", "gfx94", "gfx95", "gfx11", "gfx12", "gfx928", "gfx936"),
+)
+
+TARGETS: Mapping[str, TargetFacts] = MappingProxyType({t.name: t for t in (MLU, HIP)})
+
+
+def target_facts(target: str) -> TargetFacts:
+    """Return the facts for ``target`` ("mlu" or "hip"); raise ValueError for others."""
+    try:
+        return TARGETS[target]
+    except KeyError:
+        known = ", ".join(sorted(TARGETS))
+        raise ValueError(f"unknown target {target!r}; expected one of: {known}") from None

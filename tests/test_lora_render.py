@@ -1,0 +1,263 @@
+"""Rendering of porter_lora/ for both targets, with and without LLaMA-Factory layouts.
+
+Fast: nothing here imports torch. The LLaMA-Factory argument names the rendered configs
+may use are data (tests/data/llamafactory_args.json, read from each version's source).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from porter.lora import TARGETS, detect_layout, plan_lora, render_lora, target_facts
+from porter.lora.llamafactory import yaml_scalar
+
+LF_ARGS = json.loads((Path(__file__).parent / "data" / "llamafactory_args.json").read_text(encoding="utf-8"))
+
+
+def make_tree(root: Path, layout: str | None) -> Path:
+    """A minimal source tree with the files that identify each LLaMA-Factory layout."""
+    root.mkdir(parents=True, exist_ok=True)
+    if layout == "llamafactory":
+        (root / "src" / "llamafactory").mkdir(parents=True)
+        (root / "src" / "llamafactory" / "__init__.py").write_text("")
+        (root / "pyproject.toml").write_text('[project.scripts]\nllamafactory-cli = "llamafactory.cli:main"\n')
+    elif layout == "llmtuner":
+        (root / "src" / "llmtuner").mkdir(parents=True)
+        (root / "src" / "llmtuner" / "__init__.py").write_text("")
+        (root / "src" / "train_bash.py").write_text("")
+    else:
+        (root / "train.py").write_text("")
+    return root
+
+
+def accepted_names(layout: str) -> set[str]:
+    version = LF_ARGS["versions"][layout]
+    names = set(version["transformers"]["names"])
+    for classes in version["hparams"].values():
+        for fields in classes.values():
+            names.update(fields)
+    return names
+
+
+CASES = [
+    pytest.param((target, layout, deepspeed), id=f"{layout or 'plain'}{'+ds' if deepspeed else ''}[{target}]")
+    for target in ("mlu", "hip")
+    for layout in (None, "llmtuner", "llamafactory")
+    for deepspeed in (False, True)
+]
+LF_CASES = [case for case in CASES if case.values[0][1]]
+
+
+@pytest.fixture(params=CASES)
+def rendered(tmp_path, request) -> tuple[str, str | None, bool, Path, list[Path]]:
+    """Render one case into a fresh tree: (target, layout, deepspeed, out_dir, written)."""
+    target, layout, deepspeed = request.param
+    tree = make_tree(tmp_path / "out_tree", layout)
+    out = tree / "porter_lora"
+    return target, layout, deepspeed, out, render_lora(tree, out, target, deepspeed=deepspeed)
+
+
+def test_files_written(rendered):
+    target, layout, deepspeed, out, written = rendered
+    names = {p.relative_to(out).as_posix() for p in written}
+    expected = {"train_lora.py", "run_lora.sh", "README.md"}
+    expected |= {"ds_config.json"} if deepspeed else set()
+    expected |= {"llamafactory/run_sft.sh"} if layout else set()
+    expected |= {"llamafactory/lora_sft.yaml"} if layout == "llamafactory" else set()
+    assert names == expected
+    for path in written:
+        assert path.is_file()
+        assert bool(path.stat().st_mode & 0o100) == path.name.endswith((".sh", ".py"))
+
+
+def test_train_script_parses_and_fits_the_target(rendered):
+    target, _, deepspeed, out, _ = rendered
+    facts = target_facts(target)
+    source = (out / "train_lora.py").read_text()
+    ast.parse(source)
+    compile(source, "train_lora.py", "exec")
+    assert f'BACKENDS = {{"{facts.device_type}": "{facts.backend}", "cpu": "gloo"}}' in source
+    assert ("--deepspeed" in source) == deepspeed
+    assert "local_files_only=True" in source
+    assert "{{" not in source and "{%" not in source
+    if target == "mlu":
+        assert "import torch_mlu" in source
+        assert "torch.mlu.is_bf16_supported()" in source
+        # An MLU file must hold nothing porter's MLU check would flag.
+        assert not re.search(r"cuda|nccl", source, re.IGNORECASE)
+    else:
+        assert "torch_mlu" not in source and "mlu" not in source
+        assert "torch.version.hip" in source
+
+
+def test_shell_scripts(rendered):
+    target, layout, deepspeed, out, written = rendered
+    facts = target_facts(target)
+    bash = shutil.which("bash")
+    for path in (p for p in written if p.suffix == ".sh"):
+        text = path.read_text()
+        assert text.startswith("#!/usr/bin/env bash\n")
+        assert f"export {facts.visible_devices_var}=" in text
+        assert ("DTK" in text) == (target == "hip")
+        assert "CUDA_VISIBLE_DEVICES" not in text
+        if bash:
+            check = subprocess.run([bash, "-n", str(path)], capture_output=True, text=True)
+            assert check.returncode == 0, check.stderr
+    run = (out / "run_lora.sh").read_text()
+    assert f'torchrun --nproc_per_node "$NPROC"' in run
+    assert f"--ddp_backend {facts.backend}" in run
+    assert ('python "$HERE/train_lora.py"' in run) != deepspeed
+
+
+def test_ds_config_precision_block(rendered):
+    target, _, deepspeed, out, _ = rendered
+    if not deepspeed:
+        assert not (out / "ds_config.json").exists()
+        return
+    config = json.loads((out / "ds_config.json").read_text())
+    precision = target_facts(target).default_precision
+    assert config[precision]["enabled"] is True
+    other = "fp16" if precision == "bf16" else "bf16"
+    assert config[other]["enabled"] is False
+    assert config["gradient_accumulation_steps"] == "auto"
+
+
+def test_readme_explains_the_choices(rendered):
+    target, layout, _, out, _ = rendered
+    facts = target_facts(target)
+    readme = (out / "README.md").read_text()
+    for fact in (facts.backend, facts.visible_devices_var, facts.monitor_tool, "--max_steps 30"):
+        assert fact in readme
+    assert ("## LLaMA-Factory" in readme) == (layout is not None)
+
+
+def rendered_lf_settings(layout: str, out: Path) -> dict[str, object]:
+    """The keys and values of the LLaMA-Factory config, read back from the rendered file."""
+    if layout == "llamafactory":
+        yaml = pytest.importorskip("yaml")
+        return yaml.safe_load((out / "llamafactory" / "lora_sft.yaml").read_text())
+    script = (out / "llamafactory" / "run_sft.sh").read_text()
+    command = script[script.index('"${launcher[@]}" src/train_bash.py') : script.rindex('"$@"')].replace("\\\n", " ")
+    tokens = shlex.split(command)[2:]
+    settings: dict[str, object] = {}
+    for i, token in enumerate(tokens):
+        if not token.startswith("--"):
+            continue
+        value = tokens[i + 1] if i + 1 < len(tokens) and not tokens[i + 1].startswith("--") else True
+        if isinstance(value, str):
+            default = re.fullmatch(r"\$\{\w+:-(.*)\}", value)  # "${DATASET:-name}": the default
+            value = {"False": False}.get(value, default.group(1) if default else value)
+        settings[token[2:]] = value
+    return settings
+
+
+@pytest.mark.parametrize("case", LF_CASES)
+def test_llamafactory_config_uses_only_accepted_names(tmp_path, case):
+    target, layout, deepspeed = case
+    tree = make_tree(tmp_path / "tree", layout)
+    render_lora(tree, tree / "porter_lora", target, deepspeed=deepspeed)
+    settings = rendered_lf_settings(layout, tree / "porter_lora")
+    version = LF_ARGS["versions"][layout]
+    unknown = set(settings) - accepted_names(layout)
+    assert not unknown, f"not accepted by LLaMA-Factory {version['version']}: {sorted(unknown)}"
+    assert not [key for key in settings if "quantization" in key]
+    assert settings["finetuning_type"] == "lora"
+    assert settings["template"] in version["templates"]
+    assert settings["dataset"] in version["demo_datasets"]
+    assert settings["flash_attn"] in version["flash_attn_values"]
+    facts = target_facts(target)
+    if facts.name == "mlu":
+        assert settings["flash_attn"] in ("disabled", False)
+    assert settings[facts.default_precision] is True
+    assert ("deepspeed" in settings) == deepspeed
+
+
+def test_plan_is_deterministic(tmp_path):
+    tree = make_tree(tmp_path / "tree", "llamafactory")
+    for target in TARGETS:
+        assert plan_lora(tree, "porter_lora", target, deepspeed=True) == plan_lora(
+            tree, "porter_lora", target, deepspeed=True
+        )
+
+
+@pytest.mark.parametrize(
+    "layout,expected",
+    [
+        pytest.param("llamafactory", "llamafactory", id="fix/llamafactory"),
+        pytest.param("llmtuner", "llmtuner", id="fix/llmtuner"),
+        pytest.param(None, None, id="noop/plain"),
+    ],
+)
+def test_detect_layout(tmp_path, layout, expected):
+    assert detect_layout(make_tree(tmp_path / "tree", layout)) == expected
+
+
+def test_detect_layout_needs_the_entry_point(tmp_path):
+    (tmp_path / "a" / "src" / "llamafactory").mkdir(parents=True)  # no llamafactory-cli
+    (tmp_path / "b" / "src" / "llmtuner").mkdir(parents=True)  # no train_bash.py
+    assert detect_layout(tmp_path / "a") is None
+    assert detect_layout(tmp_path / "b") is None
+
+
+@pytest.mark.parametrize("path,expected", [("/work/lf", "llamafactory"), ("/work/lf060", "llmtuner")])
+def test_detect_layout_on_real_checkouts(path, expected):
+    if not Path(path, "src").is_dir():
+        pytest.skip(f"no LLaMA-Factory checkout at {path}")
+    assert detect_layout(Path(path)) == expected
+
+
+def test_unknown_target():
+    with pytest.raises(ValueError, match="unknown target"):
+        target_facts("npu")
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_rendered_script_passes_porter_check(tmp_path, target):
+    if importlib.util.find_spec("porter.__main__") is None:
+        pytest.skip("porter's CLI is not available")
+    cli = subprocess.run([sys.executable, "-m", "porter", "check", "--help"], capture_output=True, text=True)
+    if cli.returncode != 0:
+        pytest.skip("porter check is not available yet")
+    tree = make_tree(tmp_path / "tree", None)
+    render_lora(tree, tmp_path / "check" / "porter_lora", target)
+    proc = subprocess.run(
+        [sys.executable, "-m", "porter", "check", str(tmp_path / "check"), "--target", target],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_rendered_files_need_no_porter_edits(tmp_path, target):
+    """porter convert --diff on the rendered files for their own target proposes nothing."""
+    if importlib.util.find_spec("porter.__main__") is None:
+        pytest.skip("porter's CLI is not available")
+    tree = make_tree(tmp_path / "tree", "llamafactory")
+    # Not named porter_lora: convert leaves its own output folder alone.
+    render_lora(tree, tmp_path / "check" / "lora", target, deepspeed=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "porter", "convert", str(tmp_path / "check"), "--target", target, "--diff"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip() == "", proc.stdout
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["sdpa", "porter_lora/ds_config.json", "/path/to/model", "a b", "x: y", 'q"uote', "on", "true",
+     True, False, 8, 0.0001, 3.0, 180000000],
+)
+def test_yaml_scalar_reads_back_as_the_same_value(value):
+    yaml = pytest.importorskip("yaml")
+    assert yaml.safe_load(f"key: {yaml_scalar(value)}")["key"] == value
