@@ -35,8 +35,11 @@ def main() -> None:
 @click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: all cores).")
 @click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated).")
 @click.option("--ignore", default=None, help="Skip rules whose code starts with one of these (comma-separated).")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Per-file result cache (default: the user cache directory).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the cache.")
 def convert(src: Path, target: str, version: str | None, out: Path | None, in_place: bool, diff_only: bool,
-            force: bool, jobs: int | None, select: str | None, ignore: str | None) -> None:
+            force: bool, jobs: int | None, select: str | None, ignore: str | None,
+            cache_dir: Path | None, no_cache: bool) -> None:
     """Convert the CUDA repository SRC for TARGET."""
     from porter.convert import ConvertOptions, convert as run_convert, patch_bytes
     from porter.output import DestinationError
@@ -44,7 +47,10 @@ def convert(src: Path, target: str, version: str | None, out: Path | None, in_pl
     if in_place and (out or diff_only):
         raise click.UsageError("--in-place cannot be combined with --out or --diff")
     version = _check_version(target, version)
-    opts = ConvertOptions(target, version, out, in_place, diff_only, force, jobs, _codes(select), _codes(ignore))
+    from porter.cache import default_cache_dir
+
+    cache = None if no_cache else (cache_dir or default_cache_dir())
+    opts = ConvertOptions(target, version, out, in_place, diff_only, force, jobs, _codes(select), _codes(ignore), cache)
     try:
         run, report, out_dir = run_convert(src, opts)
     except DestinationError as exc:

@@ -12,6 +12,7 @@ from porter.reports.markdown import render_markdown
 from porter.reports.patch import file_diff
 from porter.rules import load_rules
 from porter.runner import RunResult, convert_tree
+from porter.cache import ResultCache
 from porter.lora import render_lora
 from porter.tree import LORA_DIR, REPORT_DIR
 
@@ -27,6 +28,7 @@ class ConvertOptions:
     jobs: int | None = None
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    cache_dir: Path | None = None  # None: no cache
 
 
 def patch_bytes(run: RunResult) -> bytes:
@@ -50,7 +52,8 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
         out = opts.out or default_out(src, opts.target)
         check_destination(src, out, opts.force)
     exclude = out.resolve() if out is not None and not opts.in_place else None
-    run = convert_tree(src, rules, opts.version, opts.jobs, opts.select, opts.ignore, exclude)
+    cache = ResultCache(opts.cache_dir) if opts.cache_dir else None
+    run = convert_tree(src, rules, opts.version, opts.jobs, opts.select, opts.ignore, exclude, cache)
     report = build_report(run, rules, out)
     if out is None:
         return run, report, None

@@ -7,21 +7,17 @@ copied as it is.
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import re
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from porter import filetypes
+from porter.cache import ResultCache, cache_key
 from porter.model import FileResult
+from porter.parallel import map_files
 from porter.pyconvert import screen_pattern
 from porter.rules import RuleSet
 from porter.tree import walk
-
-# Files smaller than this many bytes in total are not worth a process pool.
-_POOL_THRESHOLD = 400_000
 
 
 @dataclass
@@ -47,9 +43,11 @@ def _work(args: tuple) -> FileResult:
 
 
 def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: int | None = None,
-                 select: tuple = (), ignore: tuple = (), exclude: Path | None = None) -> RunResult:
-    """Run every file of `src` through its pipeline. Reads only; writes nothing."""
+                 select: tuple = (), ignore: tuple = (), exclude: Path | None = None,
+                 cache: ResultCache | None = None) -> RunResult:
+    """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache."""
     run = RunResult(src, rules.target, version)
+    context = f"{rules.target}|{rules.digest}|{version}|{','.join(select)}|{','.join(ignore)}"
     screen = re.compile(screen_pattern(rules).pattern.encode())
     todo: list[tuple] = []
     for entry in walk(src, exclude):
@@ -69,18 +67,21 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
             run.results.append(FileResult(entry.rel, "unchanged", kind="python"))
         else:
             todo.append((entry.rel, data, rules, version, select, ignore))
-    run.results.extend(_map(todo, jobs))
+    run.results.extend(_cached_map(todo, jobs, cache, context))
     run.results.sort(key=lambda r: r.path)
     return run
 
 
-def _map(todo: list[tuple], jobs: int | None) -> list[FileResult]:
-    jobs = jobs or os.cpu_count() or 1
-    if jobs <= 1 or len(todo) < 4 or sum(len(t[1]) for t in todo) < _POOL_THRESHOLD:
-        return [_work(t) for t in todo]
-    ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
-    with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx) as pool:
-        # Big files first so that one large file does not finish last alone.
-        order = sorted(range(len(todo)), key=lambda i: -len(todo[i][1]))
-        results = list(pool.map(_work, [todo[i] for i in order], chunksize=1))
-    return results
+def _cached_map(todo: list[tuple], jobs: int | None, cache: ResultCache | None, context: str) -> list[FileResult]:
+    """Results for `todo`, from the cache where an entry verifies, computed otherwise."""
+    if cache is None:
+        return map_files(_work, todo, lambda t: len(t[1]), jobs)
+    keys = [cache_key(t[1], t[0], context) for t in todo]
+    results: list[FileResult | None] = [cache.get(k) for k in keys]
+    missing = [i for i, r in enumerate(results) if r is None]
+    for i, result in zip(missing, map_files(_work, [todo[i] for i in missing], lambda t: len(t[1]), jobs)):
+        results[i] = result
+        if result.status != "failed":
+            cache.put(keys[i], result)
+    return results  # type: ignore[return-value]
+
