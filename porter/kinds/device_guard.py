@@ -61,6 +61,10 @@ def _mentions(ctx: FileContext, root: ast.AST, rule: Rule, words: list[str], mod
             qual = ctx.imports.resolve(node)
             if qual and qual.split(".", 1)[0] in modules:
                 return True
+        if isinstance(node, ast.Import) and any(a.name.split(".", 1)[0] in modules for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".", 1)[0] in modules:
+            return True
     return False
 
 
@@ -73,11 +77,16 @@ def _other_device(test: ast.AST, devices: list[str]) -> bool:
 
 
 def _chain(node: ast.If) -> list[ast.If]:
+    """The branches of an if/elif chain; an `else:` that holds only an `if` continues it."""
     branches = [node]
     while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
         node = node.orelse[0]
         branches.append(node)
     return branches
+
+
+def _is_elif(ctx: FileContext, branch: ast.If) -> bool:
+    return ctx.text.startswith("elif", ctx.span(branch)[0])
 
 
 def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
@@ -124,7 +133,7 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             if target_check is None:
                 extra.append(ctx.finding(rule, branch.test, "device dispatch chain without an MLU branch; porter cannot add one here (torch is not imported by name)", severity="warning"))
                 continue
-            extra.append(_target_branch(ctx, rule, branch, i == 0, start, end, findings, target_check))
+            extra.append(_target_branch(ctx, rule, branch, not _is_elif(ctx, branch), start, end, findings, target_check))
     # In-place conversion of checks that are not renamed by another rule.
     edited = [(f.edit.start, f.edit.end) for f in findings if f.edit]
     for node in ctx.nodes(ast.Call):
@@ -137,19 +146,34 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     return _keep_regions(ctx, rule, findings, keep) + extra
 
 
+_KERNEL_DECORATORS = ("jit", "autotune", "heuristics")
+
+
 def _top_level_import(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, str] | None:
-    """The first import of one of `modules` at module level (also in top-level try/if blocks)."""
+    """The import that makes this a kernel module, if it is one.
+
+    A module is a kernel module when it imports a kernel language unconditionally (module
+    body or a top-level `try:`; an import under `if cuda_available:` is optional) or when
+    it defines kernels (`@triton.jit`, `@triton.autotune`).
+    """
     stack = list(ctx.tree.body)
     while stack:
         stmt = stack.pop(0)
-        if isinstance(stmt, (ast.Try, ast.If)):
-            stack[:0] = stmt.body + [s for h in getattr(stmt, "handlers", []) for s in h.body] + stmt.orelse
+        if isinstance(stmt, ast.Try):
+            stack[:0] = stmt.body
             continue
         names = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module or ""] if isinstance(stmt, ast.ImportFrom) and not stmt.level else []
         for name in names:
             top = name.split(".", 1)[0]
             if top in modules:
                 return stmt, top
+    for fn in ctx.nodes(ast.FunctionDef):
+        for deco in fn.decorator_list:
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            qual = ctx.imports.resolve(target) or ""
+            top, _, last = qual.partition(".")
+            if top in modules and qual.rsplit(".", 1)[-1] in _KERNEL_DECORATORS:
+                return deco, top
     return None
 
 
@@ -175,10 +199,16 @@ def _keep_regions(ctx: FileContext, rule: Rule, findings: list[Finding], keep: l
 
 def _target_branch(ctx, rule, branch, is_first, start, end, findings, target_check) -> Finding:
     """Insert a converted copy of `branch` (test replaced by the target check) before it."""
-    inner = sorted((f.edit for f in findings if f.edit and start <= f.edit.start and f.edit.end <= end), key=lambda e: (e.start, e.end))
-    test_s, test_e = ctx.span(branch.test)
+    inner = [f.edit for f in findings if f.edit and start <= f.edit.start and f.edit.end <= end]
+    # Checks in the test that no other rule rewrites (is_torch_cuda_available()) become the target check.
+    for node in ast.walk(branch.test):
+        if _is_check(ctx, node, rule):
+            s, e = ctx.span(node)
+            if not any(s < x.end and x.start < e for x in inner):
+                inner.append(Edit(rule.code, s, e, target_check))
+    inner.sort(key=lambda e: (e.start, e.end))
     pieces, pos = [], start
-    for edit in [Edit(rule.code, test_s, test_e, target_check)] + [e for e in inner if e.start >= test_e]:
+    for edit in inner:
         if edit.start < pos:
             continue
         pieces.append(ctx.text[pos:edit.start] + edit.replacement)

@@ -159,23 +159,36 @@ def _tail_edit(ctx, rule, base, attrs, old_tail, new_tail, qual, new_qual) -> Fi
     )
 
 
+def _render_keywords(keywords: dict) -> list[str]:
+    return [f'{k}="{v}"' if isinstance(v, str) else f"{k}={v!r}" for k, v in keywords.items()]
+
+
 def _keyword_edit(ctx: FileContext, rule: Rule, node: ast.AST, keywords: dict, qual: str) -> Finding | None:
     parent = ctx.parents.get(node)
-    rendered = ", ".join(f'{k}="{v}"' if isinstance(v, str) else f"{k}={v!r}" for k, v in keywords.items())
     if isinstance(parent, ast.Call) and parent.func is node:
         present = {kw.arg for kw in parent.keywords}
-        missing = {k: v for k, v in keywords.items() if k not in present}
+        missing = _render_keywords({k: v for k, v in keywords.items() if k not in present})
         if not missing:
             return None
-        rendered = ", ".join(f'{k}="{v}"' if isinstance(v, str) else f"{k}={v!r}" for k, v in missing.items())
-        start, end = ctx.span(parent)
-        inside = ctx.text[ctx.span(node)[1]:end - 1].strip()
-        sep = "" if inside in ("(", "") or inside.endswith(",") else ", "
-        if inside.endswith(","):
-            sep = " "
-        return ctx.finding(rule, (end - 1, end - 1), f"{qual}: add {rendered}", replacement=sep + rendered, subject=qual)
+        end = ctx.span(parent)[1] - 1  # the closing parenthesis
+        args = [*parent.args, *parent.keywords]
+        if not args:
+            return ctx.finding(rule, (end, end), f"{qual}: add {', '.join(missing)}", replacement=", ".join(missing), subject=qual)
+        last_end = ctx.span(args[-1])[1]
+        between = ctx.text[last_end:end]
+        if "\n" in between:  # one argument per line: add ours as a line of its own, same indent
+            last_line = ctx.index.line_col(ctx.span(args[-1])[0])[0]
+            line_text = ctx.index.line_text(last_line)
+            indent = line_text[: len(line_text) - len(line_text.lstrip())]
+            newline = "\r\n" if "\r\n" in between else "\n"
+            comma = between.find(",")
+            at = last_end + comma + 1 if comma >= 0 else last_end
+            text = ("" if comma >= 0 else ",") + "".join(f"{newline}{indent}{kw}," for kw in missing)
+            return ctx.finding(rule, (at, at), f"{qual}: add {', '.join(missing)}", replacement=text, subject=qual)
+        return ctx.finding(rule, (last_end, last_end), f"{qual}: add {', '.join(missing)}", replacement="".join(f", {kw}" for kw in missing), subject=qual)
     if _is_decorator(ctx, node):
         end = ctx.span(node)[1]
+        rendered = ", ".join(_render_keywords(keywords))
         return ctx.finding(rule, (end, end), f"{qual}: call with {rendered}", replacement=f"({rendered})", subject=qual)
     return None
 
@@ -183,6 +196,24 @@ def _keyword_edit(ctx: FileContext, rule: Rule, node: ast.AST, keywords: dict, q
 def _is_decorator(ctx: FileContext, node: ast.AST) -> bool:
     parent = ctx.parents.get(node)
     return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in parent.decorator_list
+
+
+def _split_import(ctx: FileContext, table: _Table, node: ast.ImportFrom, rule: Rule) -> Finding:
+    """`from torch.cuda.amp import autocast, custom_fwd` -> one import per new module."""
+    start, end = ctx.span(node)
+    line_start = ctx.index.starts[node.lineno - 1]
+    indent = ctx.text[line_start:start]
+    if indent.strip():
+        return ctx.finding(rule, node, f"names imported from {node.module} move to different modules; split this import by hand", severity="warning", subject=node.module)
+    groups: dict[str, list[str]] = {}
+    for alias in node.names:
+        new = table.renamed(f"{node.module}.{alias.name}")
+        parent, name = new.rsplit(".", 1)
+        local = alias.asname or alias.name
+        groups.setdefault(parent, []).append(name if name == local else f"{name} as {local}")
+    newline = "\r\n" if ctx.text[line_start:].split("\n", 1)[0].endswith("\r") else "\n"
+    statements = [f"from {parent} import {', '.join(names)}" for parent, names in groups.items()]
+    return ctx.finding(rule, node, f"split: {'; '.join(statements)}", replacement=(newline + indent).join(statements), subject=node.module)
 
 
 def _check_import(ctx: FileContext, table: _Table, node: ast.Import) -> Iterable[Finding]:
@@ -224,8 +255,7 @@ def _check_import_from(ctx: FileContext, table: _Table, node: ast.ImportFrom) ->
         return
     start, end = ctx.span(node)
     if len(new_parents) != 1:
-        alias, new, rule = changes[0]
-        yield ctx.finding(rule, node, f"names imported from {node.module} move to different modules; split this import by hand", severity="warning", subject=node.module)
+        yield _split_import(ctx, table, node, changes[0][2])
         return
     new_module = new_parents.pop()
     rule = changes[0][2]
