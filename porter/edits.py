@@ -54,3 +54,9 @@ def edit_records(text: str, index: LineIndex, edits: list[Edit]) -> list[EditRec
         after = before[: edit.start - start] + edit.replacement + before[edit.end - start:]
         records.append(EditRecord(edit.rule, first, before.rstrip("\r\n"), after.rstrip("\r\n")))
     return records
+
+
+def agreeing_duplicates(edits: list[Edit], taken: list[Edit]) -> list[Edit]:
+    """Edits of other rules that make exactly a change already taken (reported, applied once)."""
+    keys = {(e.start, e.end, e.replacement): e.rule for e in taken}
+    return [e for e in edits if keys.get((e.start, e.end, e.replacement), e.rule) != e.rule]

@@ -11,7 +11,7 @@ import re
 import warnings
 from functools import lru_cache
 
-from porter.edits import apply_edits, edit_records, select_edits
+from porter.edits import agreeing_duplicates, apply_edits, edit_records, select_edits
 from porter.kinds import PYTHON_KINDS
 from porter.model import Finding, FileResult
 from porter.pycontext import FileContext
@@ -85,7 +85,8 @@ def convert_python(path: str, data: bytes, rules: RuleSet, version: str | None =
         where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
         return FileResult(path, "skipped", reason=f"does not parse as Python 3: {getattr(exc, 'msg', exc)}{where}")
     findings = find_python(path, text, tree, active_rules(rules, version, select, ignore), rules.target, version)
-    edits, dropped = select_edits([f.edit for f in findings if f.edit])
+    proposed = [f.edit for f in findings if f.edit]
+    edits, dropped = select_edits(proposed)
     kept = [f for f in findings if f.edit is None]
     if not edits:
         return FileResult(path, "unchanged", findings=tuple(kept))
@@ -94,7 +95,8 @@ def convert_python(path: str, data: bytes, rules: RuleSet, version: str | None =
         parse(new_text, path)
     except SyntaxError as exc:
         return FileResult(path, "failed", findings=tuple(kept), reason=f"porter's edits would not parse ({exc.msg}, line {exc.lineno}); file left unchanged")
-    records = edit_records(text, LineIndex(text), edits)
+    shown = sorted(edits + agreeing_duplicates(proposed, edits), key=lambda e: (e.start, e.rule))
+    records = edit_records(text, LineIndex(text), shown)
     return FileResult(
         path,
         "changed",

@@ -76,6 +76,10 @@ def _other_device(test: ast.AST, devices: list[str]) -> bool:
     return False
 
 
+def _negated_check(ctx: FileContext, test: ast.AST, rule: Rule) -> bool:
+    return any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) and _is_check(ctx, n.operand, rule) for n in ast.walk(test))
+
+
 def _chain(node: ast.If) -> list[ast.If]:
     """The branches of an if/elif chain; an `else:` that holds only an `if` continues it."""
     branches = [node]
@@ -116,6 +120,8 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
         for i, branch in enumerate(chain):
             if not any(_is_check(ctx, n, rule) for n in ast.walk(branch.test)):
                 continue
+            if _negated_check(ctx, branch.test, rule):
+                continue  # `elif not cuda_available(): cpu`: converted in place below
             start = ctx.span(branch)[0]
             end = ctx.span(branch.body[-1])[1]
             if _mentions(ctx, branch.test, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])) or any(
@@ -137,10 +143,13 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     # In-place conversion of checks that are not renamed by another rule.
     edited = [(f.edit.start, f.edit.end) for f in findings if f.edit]
     for node in ctx.nodes(ast.Call):
-        if not _is_check(ctx, node, rule) or target_check is None:
+        if not _is_check(ctx, node, rule):
             continue
         s, e = ctx.span(node)
         if any(a < e and s < b for a, b in edited) or any(a <= s and e <= b for a, b, _ in keep):
+            continue
+        if target_check is None:
+            extra.append(ctx.finding(rule, node, f"{ctx.text[s:e]} is False on the target; this module does not import torch, so porter cannot write the target check here", suggestion="Import torch (and torch_mlu) and test torch.mlu.is_available().", severity="warning"))
             continue
         extra.append(ctx.finding(rule, node, f"{ctx.text[s:e]} -> {target_check}", replacement=target_check))
     return _keep_regions(ctx, rule, findings, keep) + extra
@@ -200,8 +209,9 @@ def _keep_regions(ctx: FileContext, rule: Rule, findings: list[Finding], keep: l
 def _target_branch(ctx, rule, branch, is_first, start, end, findings, target_check) -> Finding:
     """Insert a converted copy of `branch` (test replaced by the target check) before it."""
     inner = [f.edit for f in findings if f.edit and start <= f.edit.start and f.edit.end <= end]
-    # Checks in the test that no other rule rewrites (is_torch_cuda_available()) become the target check.
-    for node in ast.walk(branch.test):
+    # Checks that no other rule rewrites (is_torch_cuda_available()) become the target check,
+    # in the test and in the copied body alike.
+    for node in (n for part in [branch.test, *branch.body] for n in ast.walk(part)):
         if _is_check(ctx, node, rule):
             s, e = ctx.span(node)
             if not any(s < x.end and x.start < e for x in inner):

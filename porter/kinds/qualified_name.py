@@ -255,7 +255,9 @@ def _check_import_from(ctx: FileContext, table: _Table, node: ast.ImportFrom) ->
         return
     start, end = ctx.span(node)
     if len(new_parents) != 1:
-        yield _split_import(ctx, table, node, changes[0][2])
+        # One edit, credited to every rule whose name moves (reported once per rule, applied once).
+        for rule in dict.fromkeys(r for _, _, r in changes):
+            yield _split_import(ctx, table, node, rule)
         return
     new_module = new_parents.pop()
     rule = changes[0][2]
