@@ -24,6 +24,12 @@ def main() -> None:
     """Port PyTorch CUDA training repositories to Cambricon MLU and Hygon DCU / ROCm."""
 
 
+def _register_commands() -> None:
+    from porter.commands_report import report
+
+    main.add_command(report)
+
+
 @main.command()
 @click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @_target
@@ -132,3 +138,6 @@ def lora_cmd(tree: Path, target: str, deepspeed: bool, out: Path | None) -> None
     written = render_lora(tree, out or tree / LORA_DIR, target, deepspeed=deepspeed)
     for path in written:
         click.echo(f"porter: wrote {path}")
+
+
+_register_commands()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from porter.output import check_destination, default_out, write_in_place, write_tree
 from porter.reports.json_report import build_report, write_json
+from porter.reports.html import write_html
 from porter.reports.markdown import render_markdown
 from porter.reports.patch import file_diff
 from porter.rules import load_rules
@@ -66,6 +67,7 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
     (report_dir / "changes.patch").write_bytes(patch)
     write_json(report, report_dir / "report.json")
     (report_dir / "report.md").write_text(render_markdown(report), encoding="utf-8")
+    write_html(report, report_dir)
     render_lora(out, out / LORA_DIR, opts.target)
     return run, report, out
 

@@ -67,3 +67,4 @@ class FileResult:
     findings: tuple[Finding, ...] = ()
     reason: str | None = None
     new_bytes: bytes | None = field(default=None, repr=False)
+    lines: int = 0  # lines of the original file, for the share of lines changed

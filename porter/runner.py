@@ -8,7 +8,7 @@ copied as it is.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from porter import filetypes
@@ -50,6 +50,7 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
     context = f"{rules.target}|{rules.digest}|{version}|{','.join(select)}|{','.join(ignore)}"
     screen = re.compile(screen_pattern(rules).pattern.encode())
     todo: list[tuple] = []
+    lines: dict[str, int] = {}  # line counts of the files a pipeline reads (text), for the report
     for entry in walk(src, exclude):
         if entry.is_symlink:
             run.symlinks.append(entry.rel)
@@ -63,12 +64,14 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
         found = filetypes.handler_for(entry.rel, data[:256])
         if found is None:
             run.results.append(FileResult(entry.rel, "unchanged", kind="other"))
-        elif found[0] == "python" and not screen.search(data):
+            continue
+        lines[entry.rel] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        if found[0] == "python" and not screen.search(data):
             run.results.append(FileResult(entry.rel, "unchanged", kind="python"))
         else:
             todo.append((entry.rel, data, rules, version, select, ignore))
     run.results.extend(_cached_map(todo, jobs, cache, context))
-    run.results.sort(key=lambda r: r.path)
+    run.results = sorted((replace(r, lines=lines.get(r.path, 0)) for r in run.results), key=lambda r: r.path)
     return run
 
 

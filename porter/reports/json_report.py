@@ -60,6 +60,7 @@ def build_report(run: RunResult, rules: RuleSet, out: Path | None, extra_finding
             "symlinks": len(run.symlinks),
             "edits": sum(edits_by_rule.values()),
             "lines_changed": lines_changed,
+            "lines_scanned": sum(r.lines for r in run.results),
             "edits_by_rule": dict(sorted(edits_by_rule.items())),
             "findings": len(findings),
             "findings_by_severity": {s: by_severity.get(s, 0) for s in SEVERITIES},

@@ -87,10 +87,11 @@
   $("#expand-all").addEventListener("click", function () { $$("details.diff").forEach(function (d) { d.open = true; }); });
   $("#collapse-all").addEventListener("click", function () { $$("details.diff").forEach(function (d) { d.open = false; }); });
 
-  // A link to a collapsed diff opens it.
+  // A link into a collapsed diff (the file or one of its lines) opens it.
   function openTarget() {
     var id = decodeURIComponent(location.hash.slice(1)), el = id && document.getElementById(id);
-    if (el && el.tagName === "DETAILS") { el.open = true; }
+    var d = el && el.closest("details");
+    if (d && !d.open) { d.open = true; el.scrollIntoView(); }
   }
   window.addEventListener("hashchange", openTarget);
   openTarget();

@@ -1,0 +1,112 @@
+"""report.md: valid GitHub-flavoured Markdown tables, the shared statistics, untrusted text kept as text."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from porter.convert import ConvertOptions, convert
+from porter.reports.markdown import cell, render_markdown
+
+markdown_it = pytest.importorskip("markdown_it", reason="markdown-it-py (test extra) parses the GFM output")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module", params=["repos/minitrain", "report/hostile"])
+def converted(request, tmp_path_factory) -> tuple[dict, str]:
+    out = tmp_path_factory.mktemp("md") / "out"
+    _, report, out_dir = convert(ROOT / "fixtures" / request.param, ConvertOptions("mlu", "2.4", out=out, force=True, jobs=1))
+    return report, (out_dir / "porter_report" / "report.md").read_text(encoding="utf-8")
+
+
+class _Html(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _gfm(md: str) -> _Html:
+    page = _Html()
+    page.feed(markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(md))
+    return page
+
+
+def test_tables_are_well_formed(converted):
+    _, md = converted
+    tokens = markdown_it.MarkdownIt("commonmark").enable("table").parse(md)
+    widths, header = [], 0
+    for tok in tokens:
+        if tok.type == "thead_open":
+            header, widths = 0, []
+        elif tok.type == "th_open":
+            header += 1
+        elif tok.type == "tr_open":
+            widths.append(0)
+        elif tok.type == "td_open":
+            widths[-1] += 1
+        elif tok.type == "table_close":
+            assert all(w == header for w in widths[1:]), (header, widths)
+    table_lines = [line for line in md.splitlines() if line.startswith("|")]
+    assert table_lines and all(line.endswith("|") for line in table_lines)
+    # Each table line has exactly its columns' pipes: none leaked from the source text.
+    for line in table_lines:
+        assert "`" not in line
+
+
+def test_statistics_match_report_json(converted):
+    report, md = converted
+    s = report["summary"]
+    cuda_findings = sum(1 for f in report["findings"] if not f["rule"].startswith("PRT9"))
+    found = s["edits"] + cuda_findings
+    rate = f"{100 * s['edits'] / found:.1f}%" if found else "n/a"
+    assert f"| {s['files_scanned']} | {s['files_changed']} | {s['files_unchanged']} | {s['files_skipped']} | {s['files_failed']} |" in md
+    assert f"| {found} | {s['edits']} | {cuda_findings} | {rate} |" in md
+    sev = s["findings_by_severity"]
+    assert f"| {sev['error']} | {sev['warning']} | {sev['info']} | {s['findings']} |" in md
+    for code, n in s["edits_by_rule"].items():
+        assert f"| {code} | " in md and f" | {n} |" in md
+
+
+def test_untrusted_source_stays_text(converted):
+    report, md = converted
+    page = _gfm(md)
+    assert not {"img", "script", "b", "a", "em", "strong", "s", "del"} & set(page.tags)
+    text = "".join(page.text)
+    for entry in report["files"]:
+        for e in entry.get("edits", []):
+            assert e["before"].strip() in text  # every edited line reads back verbatim
+
+
+@pytest.mark.parametrize(
+    ("raw", "code", "expected"),
+    [
+        pytest.param("a|b", False, "a&#124;b", id="pipe"),
+        pytest.param("`x`", True, "<code>&#96;x&#96;</code>", id="backtick"),
+        pytest.param("__init__.py", True, "<code>&#95;&#95;init&#95;&#95;.py</code>", id="emphasis-in-code"),
+        pytest.param("<img src=x>", False, "&lt;img src=x&gt;", id="html"),
+        pytest.param("a\\|b [l](u) ~~s~~", False, "a&#92;&#124;b &#91;l&#93;(u) &#126;&#126;s&#126;&#126;", id="escapes-links-strike"),
+        pytest.param("one\r\ntwo", False, "one<br>two", id="newline"),
+        pytest.param(None, True, "", id="none"),
+    ],
+)
+def test_cell(raw, code, expected):
+    assert cell(raw, code) == expected
+
+
+def test_optional_summary_fields_are_rendered(converted):
+    report, md = converted
+    assert "| lines changed | lines scanned | share changed |" in md and "APIs used" not in md
+    richer = {**report, "summary": {**report["summary"], "lines_scanned": 1000, "apis_by_status": {"supported": 5, "unsupported": 2}}}
+    out = render_markdown(richer)
+    assert f"| {report['summary']['lines_changed']} | 1000 | {100 * report['summary']['lines_changed'] / 1000:.1f}% |" in out
+    assert "| unsupported | 2 |" in out
