@@ -18,6 +18,7 @@ from porter.kinds import (
     library_import,
     method,
     qualified_name,
+    requirement_string,
     string_literal,
 )
 
@@ -29,6 +30,7 @@ PYTHON_KINDS: dict[str, ModuleType] = {
     "env-var": env_var,
     "keyword-value": keyword_value,
     "library-import": library_import,
+    "requirement-string": requirement_string,
     "device-guard": device_guard,
     "import-insert": import_insert,
 }

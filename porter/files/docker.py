@@ -1,0 +1,355 @@
+"""Container files: Dockerfiles and compose files.
+
+Findings, and edits only where a rule says exactly what to write:
+- a base image built for CUDA (`container-image` rules: FROM, compose `image:`, `*IMAGE`
+  build args), with the target's base image as the suggestion;
+- environment names (ENV, compose `environment:`) of `container-env-var` rules, which use
+  the names and renames of the env-var rule they name (`from_rule`) or their own `names`;
+  renamed only where that table has the exact new name (CUDA_VISIBLE_DEVICES ->
+  MLU_VISIBLE_DEVICES on MLU);
+- NVIDIA device requests in compose (`compose-key` rules: `driver: nvidia`, `gpus:`, ...);
+- each requirement, wheel and index of a RUN `pip install`, through the shared requirement
+  policy: reported, never rewritten (a shell line is not a requirements file).
+A Dockerfile is read as Docker reads it (continuations, comment lines inside them,
+heredocs), with ARG/ENV defaults substituted where FROM and RUN use them. A compose file is
+read with a small indentation scanner of keys (no YAML library: the edits are exact spans
+anyway); this module claims compose files so the YAML config handler does not.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import shlex
+from collections.abc import Callable
+
+from porter import filetypes
+from porter.files.requirements import BrokenFile, convert_text, pip_argument_verdicts
+from porter.kinds import register_kind
+from porter.kinds.env_var import _new_name, _rule_for
+from porter.model import Edit, FileResult, Finding
+from porter.pyconvert import active_rules
+from porter.requirement_policy import RequirementPolicy, requirement_findings
+from porter.rules import Rule, RuleSet
+from porter.textio import LineIndex
+
+_VAR = re.compile(r"\$(?:\{([A-Za-z_]\w*)(?::?([-+])([^}]*))?\}|([A-Za-z_]\w*))")
+_HEREDOC = re.compile(r"<<-?\s*([\"']?)([A-Za-z_]\w*)\1")
+_SEPARATORS = {"&&", "||", ";", "|", "&"}
+_PIP_INDEX_ENV = {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"}
+
+
+class Context:
+    """The rules of one container file and the findings gathered so far."""
+
+    def __init__(self, rules: list[Rule], ruleset: RuleSet, path: str, index: LineIndex) -> None:
+        self.images = [r for r in rules if r.kind == "container-image"]
+        self.keys = [r for r in rules if r.kind == "compose-key"]
+        # (rule, the rule whose names and renames it uses: an env-var rule, or itself)
+        env = [(r, ruleset.by_code(r.params["from_rule"]) if "from_rule" in r.params else r)
+               for r in rules if r.kind == "container-env-var"]
+        self.env = [(rule, source) for rule, source in env if source is not None]
+        self.policy = RequirementPolicy.build(rules)
+        self.path, self.index = path, index
+        self.findings: list[Finding] = []
+        self.cursor = 0  # where the next word of the current instruction is looked for
+        self.reported: set[tuple[str, int]] = set()  # (rule, compose list item) already reported
+
+    def add(self, rule: Rule, offset: int, message: str, subject: str, edit: tuple[int, str] | None = None) -> None:
+        """A finding at `offset`; `edit` (offset, new text) replaces `subject`, if it is really there."""
+        line, col = self.index.line_col(offset)
+        change = None
+        if edit and self.index.text.startswith(subject, edit[0]):
+            change = Edit(rule.code, edit[0], edit[0] + len(subject), edit[1])
+        self.findings.append(Finding(rule.code, rule.severity, self.path, line, col, message, rule.suggestion, change,
+                                     subject=subject))
+
+    def image(self, offset: int, image: str, written: str) -> None:
+        for rule in self.images:
+            if any(re.search(p, image) for p in rule.params["image_patterns"]):
+                shown = image if image == written else f"{written} (= {image})"
+                self.add(rule, offset, f"{rule.message or rule.summary}: {shown}", image)
+
+    def env_name(self, offset: int, name: str, value: str | None) -> None:
+        for rule, source in self.env:
+            if _rule_for(name, [source]) is None:
+                continue
+            new = _new_name(name, source)
+            if new is None:
+                self.add(rule, offset, f"{name}: {rule.message or rule.summary}", name)
+            else:
+                self.add(rule, offset, f"{name} -> {new}", name, (offset, new))
+            break
+        if name in _PIP_INDEX_ENV and value and self.policy:
+            self.requirement_verdicts(offset, self.policy.review_url(value))
+
+    def requirement_verdicts(self, offset: int, verdicts: list) -> None:
+        self.findings += requirement_findings(self.policy, self.path, self.index, offset, offset, None, verdicts)
+
+
+def expand(value: str, variables: dict[str, str]) -> str | None:
+    """`value` with $NAME, ${NAME}, ${NAME:-x} and ${NAME:+x} replaced; None if one is unknown."""
+    missing = []
+
+    def sub(match: re.Match) -> str:
+        name, op, word = match.group(1) or match.group(4), match.group(2), match.group(3)
+        if op == "-" and not variables.get(name):
+            return word
+        if op == "+":
+            return word if variables.get(name) else ""
+        if name not in variables:
+            missing.append(name)
+            return ""
+        return variables[name]
+
+    out = _VAR.sub(sub, value)
+    return None if missing else out
+
+
+def instructions(index: LineIndex) -> list[tuple[int, str]]:
+    """(offset of the first character, logical text) per instruction.
+
+    Physical lines are joined where they end with a backslash; comment lines inside a
+    continuation are dropped, and heredoc bodies are skipped, as Docker does.
+    """
+    out = []
+    number, total = 1, len(index.starts)
+    while number <= total:
+        line = index.line_text(number)
+        if not line.strip() or line.lstrip().startswith("#"):
+            number += 1
+            continue
+        start = index.starts[number - 1] + len(line) - len(line.lstrip())
+        parts = [line.strip()]
+        while parts[-1].endswith("\\") and number < total:
+            parts[-1] = parts[-1][:-1]
+            number += 1
+            following = index.line_text(number)
+            if not following.lstrip().startswith("#"):
+                parts.append(following.strip())
+        text = " ".join(parts)
+        for heredoc in _HEREDOC.finditer(text):
+            while number < total and index.line_text(number + 1).strip() != heredoc.group(2):
+                number += 1
+            number += 1
+        out.append((start, text))
+        number += 1
+    return out
+
+
+def dockerfile_findings(ctx: Context) -> list[Finding]:
+    """Findings (and exact ENV renames) for one Dockerfile."""
+    index, text = ctx.index, ctx.index.text
+    variables: dict[str, str] = {}
+    for start, logical in instructions(index):
+        keyword, _, args = logical.partition(" ")
+        keyword = keyword.upper()
+        if keyword == "ARG":
+            for name, value, _ in _env_pairs(text, start, args, legacy=False):
+                variables[name] = value
+        elif keyword == "FROM":
+            words = [w for w in args.split() if not w.startswith("--")]
+            image = expand(words[0], variables) if words else None
+            if image:
+                ctx.image(start, image, words[0])
+        elif keyword == "ENV":
+            for name, value, offset in _env_pairs(text, start, args):
+                variables[name] = value
+                ctx.env_name(offset, name, value)
+        elif keyword == "RUN" and ctx.policy:
+            _pip_installs(ctx, start, args, variables)
+    return ctx.findings
+
+
+def _env_pairs(text: str, start: int, args: str, legacy: bool = True) -> list[tuple[str, str, int]]:
+    """(name, value, offset of the name in the file) for `ENV A=1 B=2`, `ENV A 1`, `ARG A=1`."""
+    try:
+        words = shlex.split(args, posix=True)
+    except ValueError:
+        words = args.split()
+    pairs = [w.partition("=") for w in words]
+    if legacy and words and not pairs[0][1]:
+        pairs = [(words[0], "=", " ".join(words[1:]))]  # legacy `ENV NAME value`
+    out, cursor = [], start
+    for name, eq, value in pairs:
+        if not eq or not re.fullmatch(r"[A-Za-z_]\w*", name):
+            continue
+        found = re.compile(rf"(?<![\w$]){re.escape(name)}(?=[=\s])").search(text, cursor)
+        if found is None:
+            continue
+        cursor = found.end()
+        out.append((name, value, found.start()))
+    return out
+
+
+def _pip_installs(ctx: Context, start: int, args: str, variables: dict[str, str]) -> None:
+    """Report each requirement, wheel and index of every `pip install` in a RUN command."""
+    try:
+        lexer = shlex.shlex(args, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        return  # an unbalanced quote: Docker would pass it to the shell, which fails too
+    commands, current = [], []
+    for word in words:
+        if word in _SEPARATORS:
+            commands.append(current)
+            current = []
+        else:
+            current.append(word)
+    commands.append(current)
+    for command in commands:
+        for i in range(len(command) - 1):
+            if re.fullmatch(r"pip[\d.]*", command[i].rsplit("/", 1)[-1]) and command[i + 1] == "install":
+                arguments = pip_argument_verdicts(ctx.policy, command[i + 2:], lambda w: expand(w, variables))
+                for word, verdicts in arguments:
+                    if verdicts:
+                        ctx.requirement_verdicts(_where(ctx, start, word), verdicts)
+                break
+
+
+def _where(ctx: Context, start: int, word: str) -> int:
+    """Offset of `word` in the instruction that begins at `start`, after the last one found."""
+    ctx.cursor = max(ctx.cursor, start)
+    found = re.compile(rf"(?<![\w.-]){re.escape(word)}(?![\w.-])").search(ctx.index.text, ctx.cursor)
+    if found is None:
+        return start
+    ctx.cursor = found.end()
+    return found.start()
+
+
+_COMPOSE_KEY = re.compile(r"""(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#'"{\[\-][^:#]*?|-[^\s:#][^:#]*?))[ \t]*:(?=[ \t]|$)""")
+_BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*")
+_TRAILING_COMMENT = re.compile(r"[ \t]+#.*$")
+_NOT_DOCKERFILE = (".md", ".txt", ".rst", ".sh", ".py", ".json", ".yml", ".yaml", ".j2")
+_PROPERTIES = re.compile(r"^(?:[&!]\S*\s*)+")  # anchors and tags before a value
+
+
+def compose_findings(ctx: Context) -> list[Finding]:
+    """Findings (and exact environment renames) for one compose file.
+
+    The scanner follows keys by indentation (a list may sit at its key's own indentation,
+    as compose files often write `devices:` then `- driver: nvidia`), skips block scalars
+    and multi-line flow collections, and raises BrokenFile on what cannot be YAML.
+    """
+    index = ctx.index
+    stack: list[tuple[int, str, bool, int]] = []  # (indent, key, opens a block, list item's line)
+    items: dict[int, int] = {}  # content indent of a list item -> the item's line
+    block, flow = -1, 0
+    for number in range(1, len(index.starts) + 1):
+        line = index.line_text(number)
+        indent = len(line) - len(line.lstrip(" "))
+        content = line[indent:]
+        if block >= 0 and (indent > block or not content.strip()):
+            continue
+        block = -1
+        if flow:
+            flow += _depth(content)
+            continue
+        if not content.strip() or content.startswith("#") or content.rstrip() in ("---", "..."):
+            continue
+        if content.startswith("\t"):
+            raise BrokenFile(f"invalid YAML: a tab indents line {number}")
+        col, item = indent, None
+        while content.startswith("- ") or content.rstrip() == "-":
+            while stack and (stack[-1][0] > col or (stack[-1][0] == col and not stack[-1][2])):
+                stack.pop()
+            item = number
+            step = len(content) - len(content[1:].lstrip(" "))
+            col, content = col + step, content[step:]
+            items = {k: v for k, v in items.items() if k < col} | {col: number}
+        key = _COMPOSE_KEY.match(content)
+        parent = stack[-1] if stack else (-1, "", True, 0)
+        at = index.starts[number - 1] + col
+        if key is None:
+            if item is None and indent <= parent[0]:
+                raise BrokenFile(f"invalid YAML: line {number} is not a key, a list item or a continuation")
+            if item is not None:
+                _list_value(ctx, parent, at, _TRAILING_COMMENT.sub("", content).strip())
+            continue
+        while stack and stack[-1][0] >= col:
+            stack.pop()
+        parent = stack[-1] if stack else (-1, "", True, 0)
+        name = next(g for g in key.groups() if g is not None)
+        raw = _TRAILING_COMMENT.sub("", content[key.end():]).strip()
+        bare = _PROPERTIES.sub("", raw)
+        if bare.startswith(("\"", "'")) and (len(bare) < 2 or bare[-1] != bare[0]):
+            raise BrokenFile(f"invalid YAML: unclosed quote on line {number}")
+        stack.append((col, name, not bare, items.get(col, 0)))
+        block = col if _BLOCK_SCALAR.fullmatch(bare) else -1
+        flow = max(_depth(bare), 0) if bare.startswith(("[", "{")) else 0
+        name_at = at + (1 if key.group(3) is None else 0)
+        value_at = at + content.find(raw, key.end()) if raw else at
+        _compose_key(ctx, parent[1], name, bare.strip("\"'"), name_at, value_at, stack[-1][3])
+    if flow:
+        raise BrokenFile("invalid YAML: a [ or { is never closed")
+    return ctx.findings
+
+
+def _depth(text: str) -> int:
+    text = _TRAILING_COMMENT.sub("", text)
+    return text.count("[") + text.count("{") - text.count("]") - text.count("}")
+
+
+def _compose_key(ctx: Context, parent: str, name: str, value: str, name_at: int, value_at: int, item: int) -> None:
+    if value and (name == "image" or (parent == "args" and name.upper().endswith("IMAGE"))):
+        ctx.image(value_at, value, value)
+    if parent == "environment":
+        ctx.env_name(name_at, name, value)
+    values = [v.strip(" \"'") for v in value.strip("[]").split(",")] if value.startswith("[") else [value]
+    _device_request(ctx, name, values, name_at, item)
+
+
+def _device_request(ctx: Context, name: str, values: list[str], at: int, item: int) -> None:
+    """`compose-key` rules: one finding per device request (driver and capabilities together)."""
+    for rule in ctx.keys:
+        globs = rule.params["match"].get(name, [])
+        if any(fnmatch.fnmatchcase(v, g) for v in values if v for g in globs):
+            if item and (rule.code, item) in ctx.reported:
+                continue
+            ctx.reported.add((rule.code, item))
+            ctx.add(rule, at, f"{rule.message or rule.summary} ({name}: {', '.join(values)})", name)
+
+
+def _list_value(ctx: Context, parent: tuple[int, str, bool, int], at: int, value: str) -> None:
+    """A scalar list item: `- NAME=value` (environment, args) or `- gpu` (capabilities)."""
+    plain = value.strip("\"'")
+    name, eq, rest = plain.partition("=")
+    if parent[1] == "environment" and eq:
+        ctx.env_name(at + (1 if plain != value else 0), name, rest)
+    elif parent[1] == "args" and eq and name.upper().endswith("IMAGE"):
+        ctx.image(at, rest, rest)
+    _device_request(ctx, parent[1], [plain], at, parent[3])
+
+
+def is_dockerfile(rel: str, head: bytes) -> bool:
+    """Dockerfile, Dockerfile.<variant>, <name>.dockerfile; fixtures `<case>.Dockerfile`."""
+    name = rel.replace("\\", "/").rsplit("/", 1)[-1]
+    if name.lower().endswith(_NOT_DOCKERFILE):
+        return False  # Dockerfile.md, Dockerfile.sh: documents and scripts about it
+    return name == "Dockerfile" or name.startswith("Dockerfile.") or name.lower().endswith(".dockerfile")
+
+
+def is_compose(rel: str, head: bytes) -> bool:
+    """docker-compose*.yml / compose*.yaml (and fixtures `<case>.docker-compose.yml`)."""
+    name = rel.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    if not name.endswith((".yml", ".yaml")):
+        return False
+    return name.startswith(("docker-compose", "compose")) or ".docker-compose." in name or ".compose." in name
+
+
+def _converter(kind: str, find: Callable[[Context], list[Finding]]):
+    def convert(path: str, data: bytes, rules: RuleSet, version: str | None = None,
+                select: tuple = (), ignore: tuple = ()) -> FileResult:
+        """Convert one container file (never raises for bad input)."""
+        active = active_rules(rules, version, select, ignore)
+        return convert_text(path, data, kind, lambda text: find(Context(active, rules, path, LineIndex(text))))
+    return convert
+
+
+register_kind("container-image", {"image_patterns": list}, {})
+register_kind("compose-key", {"match": dict}, {})
+# Either `from_rule` (an env-var rule whose names and renames apply) or its own `names`.
+register_kind("container-env-var", {}, {"from_rule": str, "names": list})
+filetypes.register(is_dockerfile, "dockerfile", _converter("dockerfile", dockerfile_findings))
+filetypes.register(is_compose, "compose", _converter("compose", compose_findings))
