@@ -25,9 +25,11 @@ def main() -> None:
 
 
 def _register_commands() -> None:
+    from porter.commands_check import check, ops
     from porter.commands_report import report
 
-    main.add_command(report)
+    for command in (check, ops, report):
+        main.add_command(command)
 
 
 @main.command()

@@ -31,7 +31,7 @@ Status = Literal["supported", "partial", "unsupported", "unknown"]
 STATUSES: tuple[Status, ...] = ("supported", "partial", "unsupported", "unknown")
 # A table valid for every torch version of its target (the HIP table).
 ANY_VERSION = "any"
-_ENTRY_KEYS = {"status", "note", "counterpart", "counterpart_of", "source"}
+_ENTRY_KEYS = {"status", "note", "counterpart", "counterpart_of", "source", "doubtful"}
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,9 @@ class ApiEntry:
     counterpart: str | None = None
     source: str | None = None
     matched: str | None = None
+    # The vendor says unsupported, but the API is device-independent host code (FACTS.md:
+    # "a false is evidence, not proof"): reported, without failing a build.
+    doubtful: bool = False
 
 
 # eq=False: identity equality and hashing, since the mappings inside are not hashable.
@@ -144,7 +147,7 @@ def _entry(path: Path, api: str, raw: Mapping, default_source: str) -> ApiEntry:
     # A derived name (counterpart_of) is not in the vendor list: its own source stands alone.
     if default_source and source and "counterpart_of" not in raw:
         source = f"{default_source}; {source}"
-    return ApiEntry(api, raw["status"], raw.get("note"), raw.get("counterpart"), source or default_source, api)
+    return ApiEntry(api, raw["status"], raw.get("note"), raw.get("counterpart"), source or default_source, api, bool(raw.get("doubtful")))
 
 
 def _split(path: Path, raw: Mapping[str, Mapping], default_source: str) -> tuple[dict, dict]:

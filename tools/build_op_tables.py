@@ -118,6 +118,7 @@ def build_table(version: str, vendor: dict[str, dict], source: dict, notes: dict
             entry["note"] = "The vendor list names this API twice, once supported and once not; treated as unsupported."
         elif any(fnmatch.fnmatchcase(api, pattern) for pattern in generic.get("apis", [])):
             entry["note"] = generic["note"]
+            entry["doubtful"] = True
         counterpart = item["counterpart"] or added.get(api)
         if counterpart:
             entry["counterpart"] = counterpart

@@ -1,0 +1,52 @@
+"""The output formats of `porter check`: the registry of renderers, and the JSON one.
+
+`text` for people, `json` in report.json's findings schema, `sarif` for GitHub code
+scanning, `github` for workflow annotations. Each renderer is a pure function of a
+`Shown` and returns the whole output.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from porter import __version__
+from porter.check import github, sarif, text
+from porter.check.model import severity_counts
+from porter.check.shown import Shown
+from porter.reports.json_report import SCHEMA_VERSION, finding_dict
+
+
+def render_json(shown: Shown) -> str:
+    """report.json's schema (summary, findings[], rules{}) for the checked findings."""
+    result = shown.result
+    used = {c.finding.rule for c in shown.findings}
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "porter_version": __version__,
+        "target": result.target,
+        "target_version": result.version,
+        "source": str(result.src),
+        "rules_digest": shown.rules.digest,
+        "summary": {
+            "files_scanned": len(result.files),
+            "files_skipped": sum(1 for f in result.files if f.skipped),
+            "files_failed": sum(1 for f in result.files if f.error),
+            "findings": len(shown.findings),
+            "findings_by_severity": severity_counts(shown.findings),
+            "findings_by_rule": dict(shown.by_rule()),
+            "suppressed": shown.suppressed,
+            "baseline_accepted": shown.accepted,
+            "apis_by_status": result.api_counts(),
+        },
+        "findings": [{**finding_dict(c.finding), "fingerprint": c.fingerprint} for c in shown.findings],
+        "rules": {r.code: {"name": r.name, "summary": r.summary, "why": r.why, "severity": r.severity,
+                           "applicability": r.applicability, "fix": r.fix}
+                  for r in shown.rules.rules if r.code in used},
+    }
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+RENDERERS: dict[str, Callable[[Shown], str]] = {
+    "text": text.render, "json": render_json, "sarif": sarif.render, "github": github.render,
+}

@@ -1,0 +1,42 @@
+"""What every output format of `porter check` is given: the findings left to show."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from porter.check.model import CheckResult, Checked
+from porter.rules import RuleSet
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a check shows: the findings left after suppressions and the baseline."""
+
+    result: CheckResult
+    rules: RuleSet
+    findings: tuple[Checked, ...]
+    accepted: int = 0  # by the baseline
+    display_root: str = "."  # SRC as the user can open it from the working directory
+
+    @property
+    def suppressed(self) -> int:
+        return sum(f.suppressed for f in self.result.files)
+
+    def display_path(self, rel: str) -> str:
+        return os.path.normpath(os.path.join(self.display_root, rel)).replace(os.sep, "/")
+
+    def by_rule(self) -> list[tuple[str, int]]:
+        return sorted(Counter(c.finding.rule for c in self.findings).items())
+
+
+def display_root(src: Path) -> str:
+    """SRC relative to the working directory when it lies below it, else as given."""
+    if not src.is_absolute():
+        return os.path.normpath(src)
+    try:
+        return os.path.relpath(src, Path.cwd()) if src.resolve().is_relative_to(Path.cwd().resolve()) else str(src)
+    except ValueError:  # another drive on Windows
+        return str(src)

@@ -1,0 +1,140 @@
+"""The op scan: which torch APIs a file uses and what the target's table says about them.
+
+Fixture cases under fixtures/check/ops/<target>/<CODE>/ follow the rule-fixture convention
+(`change*` must fire, `keep*` must not, `expect: CODE` lines must carry it); small inline
+cases pin the receiver reading and the message.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from fixture_cases import ROOT, Case
+from porter.check.files import Task, check_file
+from porter.check.options import CheckOptions
+from porter.optables import load_api_table
+from porter.opscan import api_uses
+from porter.pycontext import FileContext
+from porter.rules import load_rules
+
+OPS = ROOT / "fixtures" / "check" / "ops"
+VERSIONS = {"mlu": "2.4", "hip": None}  # pinned, so a newer table does not move the cases
+CASES = [Case(p.parent.parent.name, p.parent.name, p, None) for p in sorted(OPS.glob("*/PRT*/*.py"))]
+
+
+def _findings(target: str, rel: str, source: str, select: tuple[str, ...] = ()):
+    result = check_file(Task(rel, source.encode(), CheckOptions(target, VERSIONS[target], select)))
+    assert result.error is None and result.skipped is None, result.error or result.skipped
+    return result.findings
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_fixture(case: Case):
+    findings = _findings(case.target, case.path.name, case.path.read_text())
+    fired = {f.rule for f in findings}
+    if case.must_fire:
+        assert case.code in fired, f"{case.code} did not fire"
+    else:
+        assert case.code not in fired, [f"{f.line}: {f.message}" for f in findings if f.rule == case.code]
+    for line, codes in case.expectations().items():
+        on_line = {f.rule for f in findings if f.line == line}
+        assert codes <= on_line, f"line {line}: expected {sorted(codes - on_line)}"
+
+
+def test_every_op_rule_has_fixtures():
+    for target in ("mlu", "hip"):
+        for rule in load_rules(target).of_kind("op-table"):
+            names = [c.path.name for c in CASES if (c.target, c.code) == (target, rule.code)]
+            assert any(n.startswith("keep") for n in names), f"{target}/{rule.code}: no keep case"
+            # The HIP table marks nothing unsupported and lists no Tensor methods yet.
+            if target == "mlu" or rule.code == "PRT902":
+                assert any(n.startswith("change") for n in names), f"{target}/{rule.code}: no change case"
+
+
+def _uses(source: str, target: str = "mlu"):
+    tree = ast.parse(source)
+    ctx = FileContext.build("t.py", source, tree, target)
+    return api_uses(ctx, load_api_table(target, VERSIONS[target]))
+
+
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        pytest.param("import torch\ntorch.nn.Linear(2, 2)\n", {("torch.nn.Linear", "api")}, id="fix/construction"),
+        pytest.param("from torch import nn\nclass M(nn.Module):\n    pass\n", {("torch.nn.Module", "api")}, id="fix/base-class"),
+        pytest.param("import torch\n@torch.no_grad()\ndef f():\n    pass\n", {("torch.no_grad", "api")}, id="fix/decorator"),
+        pytest.param("import torch as th\nth.backends.cudnn.deterministic = True\n",
+                     {("torch.backends.cudnn.deterministic", "api")}, id="fix/attribute-write"),
+        pytest.param("def f(torch):\n    torch.compile(x)\n", set(), id="noop/not-imported"),
+        pytest.param("import torch\nx: torch.Tensor = None\n", set(), id="noop/annotation"),
+        pytest.param("import torch\ntorch.float32\n", set(), id="noop/dtype"),
+        pytest.param("import torch\nF = torch.nn.functional\n", set(), id="noop/module"),
+        pytest.param("import torch\nif hasattr(torch, 'npu'):\n    torch.npu.synchronize(torch.npu)\n", set(),
+                     id="noop/other-accelerator"),
+    ],
+)
+def test_api_uses(source, expected):
+    assert {(u.entry.api, u.use) for u in _uses(source) if u.use == "api"} == expected
+
+
+@pytest.mark.parametrize(
+    "source,use",
+    [
+        pytest.param("import torch\nx = torch.ones(2)\nx.logit()\n", "method", id="fix/factory"),
+        pytest.param("import torch\ndef f(x: torch.Tensor):\n    x.logit()\n", "method", id="fix/annotated-arg"),
+        pytest.param("import torch\ndef f(x: 'Optional[torch.Tensor]'):\n    x.logit()\n", None, id="noop/optional-unimported"),
+        pytest.param("from typing import Optional\nimport torch\ndef f(x: Optional[torch.Tensor]):\n    x.logit()\n",
+                     "method", id="fix/optional"),
+        pytest.param("import torch\nx = torch.ones(2)\n(x * 2)[0].logit()\n", "method", id="fix/expression"),
+        pytest.param("import torch\nx = torch.ones(2).tolist()\nx.logit()\n", None, id="noop/not-a-tensor-result"),
+        pytest.param("import torch\ndef f(x, y):\n    x = y\n    x = torch.ones(2)\n    x.logit()\n", "likely-method",
+                     id="fix/some-paths"),
+        pytest.param("import torch\nx = torch.ones(2)\ndef f():\n    x.logit()\n", "method", id="fix/global"),
+        pytest.param("import torch\nx = torch.ones(2)\ndef f(x):\n    x.logit()\n", None, id="noop/shadowed"),
+        pytest.param("import torch\nx = x.logit()\nx.logit()\n", None, id="noop/self-reference"),
+    ],
+)
+def test_tensor_receivers(source, use):
+    found = [u.use for u in _uses(source) if u.entry.api == "torch.Tensor.logit"]
+    assert found[-1:] == ([use] if use else [])
+
+
+def test_message_names_api_table_version_and_note():
+    (finding,) = [f for f in _findings("mlu", "a.py", "import torch.nn.functional as F\nF.pad(x, (1, 1))\n") if f.rule == "PRT902"]
+    assert finding.subject == "torch.nn.functional.pad"
+    assert "partial in the mlu table for torch 2.4" in finding.message
+    assert "reflect" in finding.message  # the table's note
+    assert (finding.line, finding.col, finding.end_col) == (2, 1, 6)
+
+
+def test_counterpart_is_the_suggestion():
+    (finding,) = [f for f in _findings("mlu", "a.py", "import torch\nx = torch.ones(2)\nx.cuda()\n") if f.rule == "PRT902"]
+    assert finding.suggestion == "Use torch.Tensor.mlu."
+    assert (finding.line, finding.col) == (3, 3)  # points at the method name
+
+
+def test_likely_partial_is_info():
+    source = "import torch\ndef f(y, fresh):\n    if fresh:\n        y = torch.ones(4)\n    return y.norm(p=1)\n"
+    (finding,) = [f for f in _findings("mlu", "a.py", source) if f.rule == "PRT904"]
+    assert finding.severity == "info" and "probably a tensor" in finding.message
+
+
+def test_hip_unknowns_only_when_selected():
+    source = "import torch\nwith torch.inference_mode():\n    pass\n"
+    assert not [f for f in _findings("hip", "a.py", source) if f.rule == "PRT903"]
+    (finding,) = _findings("hip", "a.py", source, select=("PRT903",))
+    assert finding.rule == "PRT903" and "the hip table (any torch version)" in finding.message
+
+
+def test_bad_op_rule_values_are_rejected():
+    from dataclasses import replace
+
+    from porter.opscan import validate
+    from porter.rules import RuleError
+
+    rule = load_rules("mlu").by_code("PRT901")
+    bad = replace(rule, params={**rule.params, "statuses": ["unsuported"]})
+    with pytest.raises(RuleError, match="unsuported"):
+        validate([bad])
