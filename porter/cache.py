@@ -14,6 +14,7 @@ import json
 import os
 import tempfile
 from dataclasses import asdict
+from functools import lru_cache
 from pathlib import Path
 
 from porter import __version__
@@ -25,10 +26,23 @@ def default_cache_dir() -> Path:
     return Path(base) / "porter"
 
 
+@lru_cache(maxsize=None)
+def code_fingerprint() -> str:
+    """porter's own code (names, sizes, mtimes of its modules and templates): a change to a
+    handler invalidates results even before the version number moves."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".j2") and path.is_file():
+            st = path.stat()
+            h.update(f"{path.relative_to(root)}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
 def cache_key(data: bytes, rel: str, context: str) -> str:
     """Key of one file's result: its bytes, its path (file types depend on it), the run context."""
     h = hashlib.sha256()
-    for part in (__version__.encode(), context.encode(), rel.encode(), data):
+    for part in (__version__.encode(), code_fingerprint().encode(), context.encode(), rel.encode(), data):
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)
     return h.hexdigest()
@@ -75,6 +89,7 @@ def _encode(r: FileResult) -> dict:
         "edits": [asdict(e) for e in r.edits],
         "findings": [asdict(f) for f in r.findings],
         "new_bytes": None if r.new_bytes is None else base64.b64encode(r.new_bytes).decode("ascii"),
+        "apis": [list(a) for a in r.apis],
     }
 
 
@@ -88,4 +103,5 @@ def _decode(d: dict) -> FileResult:
         edits=tuple(EditRecord(**e) for e in d["edits"]),
         findings=tuple(findings),
         new_bytes=None if d["new_bytes"] is None else base64.b64decode(d["new_bytes"], validate=True),
+        apis=tuple((api, status) for api, status in d["apis"]),
     )

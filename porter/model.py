@@ -68,3 +68,4 @@ class FileResult:
     reason: str | None = None
     new_bytes: bytes | None = field(default=None, repr=False)
     lines: int = 0  # lines of the original file, for the share of lines changed
+    apis: tuple[tuple[str, str], ...] = ()  # (torch API, its status in the target's table)

@@ -37,17 +37,31 @@ class FileContext:
         parents: dict[ast.AST, ast.AST] = {}
         by_type: dict[type, list[ast.AST]] = defaultdict(list)
         docstrings: set[int] = set()
+        # A hand-rolled walk: ast.iter_child_nodes costs a generator per node, and this is
+        # the hot loop of every parsed file. `ctx` (Load/Store) is skipped: those objects
+        # are shared singletons and no kind needs them.
+        AST = ast.AST
         stack: list[ast.AST] = [tree]
+        pop, push = stack.pop, stack.append
         while stack:
-            node = stack.pop()
+            node = pop()
             by_type[type(node)].append(node)
             if isinstance(node, _DOC_OWNERS) and node.body:
                 first = node.body[0]
                 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
                     docstrings.add(id(first.value))
-            for child in ast.iter_child_nodes(node):
-                parents[child] = node
-                stack.append(child)
+            for name in node._fields:
+                if name == "ctx":
+                    continue
+                value = getattr(node, name, None)
+                if isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, AST):
+                            parents[item] = node
+                            push(item)
+                elif isinstance(value, AST):
+                    parents[value] = node
+                    push(value)
         imports = ImportMap.from_nodes(
             by_type.get(ast.Import, []) + by_type.get(ast.ImportFrom, []), tree.body
         )

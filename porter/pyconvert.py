@@ -9,12 +9,16 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from dataclasses import dataclass
 from functools import lru_cache
 
 from porter.edits import agreeing_duplicates, apply_edits, edit_records, select_edits
 from porter.kinds import PYTHON_KINDS
 from porter.model import Finding, FileResult
 from porter.pycontext import FileContext
+from porter.suppress import split_suppressed, suppressions
+from porter.optables import load_api_table
+from porter.opscan import KIND as OP_KIND, api_uses, check as op_check
 from porter.rules import RuleSet
 from porter.textio import LineIndex, decode_python, encode_python
 
@@ -34,7 +38,11 @@ def screen_pattern(rules: RuleSet) -> re.Pattern[str]:
 
 
 def active_rules(rules: RuleSet, version: str | None, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()):
-    """Rules that apply to this target version, after --select/--ignore code prefixes."""
+    """Rules that apply to this target version, after --select/--ignore code prefixes.
+
+    An `opt_in` rule (unknown APIs on HIP, where nearly everything is unknown) runs only
+    when --select names its full code.
+    """
     out = []
     for rule in rules.rules:
         if version and rule.versions and version not in rule.versions:
@@ -43,13 +51,18 @@ def active_rules(rules: RuleSet, version: str | None, select: tuple[str, ...] = 
             continue
         if ignore and rule.code.startswith(ignore):
             continue
+        if rule.params.get("opt_in") and rule.code not in select:
+            continue
         out.append(rule)
     return out
 
 
 def find_python(path: str, text: str, tree: ast.Module, rules: list, target: str, version: str | None) -> list[Finding]:
     """All findings (with their edits) of the Python rules for one parsed file."""
-    ctx = FileContext.build(path, text, tree, target, version)
+    return _rule_findings(FileContext.build(path, text, tree, target, version), rules)
+
+
+def _rule_findings(ctx: FileContext, rules: list) -> list[Finding]:
     findings: list[Finding] = []
     by_kind: dict[str, list] = {}
     for rule in rules:
@@ -63,6 +76,48 @@ def find_python(path: str, text: str, tree: ast.Module, rules: list, target: str
     return findings
 
 
+@dataclass(frozen=True)
+class Analysis:
+    """Everything porter learns from one Python file: rule findings (some with edits),
+    op-table findings, and the torch APIs it uses with their status."""
+
+    text: str
+    findings: list[Finding]
+    apis: tuple[tuple[str, str], ...] = ()
+    skipped: str | None = None
+
+
+def analyze_python(path: str, data: bytes, rules: RuleSet, active: list, version: str | None) -> Analysis | None:
+    """Decode, screen, parse once and run the rule kinds and the op scan on one tree.
+
+    None when the file cannot produce anything (no rule word and, with op rules active,
+    no mention of torch) — then it is not even parsed.
+    """
+    try:
+        text = decode_python(data).text
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        return Analysis("", [], skipped=f"cannot decode: {exc}")
+    op_rules = [r for r in active if r.kind == OP_KIND]
+    rule_words = screen_pattern(rules).search(text) is not None
+    ops = bool(op_rules) and "torch" in text
+    if not rule_words and not ops:
+        return None
+    try:
+        tree = parse(text, path)
+    except (SyntaxError, ValueError) as exc:
+        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+        return Analysis(text, [], skipped=f"does not parse as Python 3: {getattr(exc, 'msg', exc)}{where}")
+    ctx = FileContext.build(path, text, tree, rules.target, version)
+    findings = _rule_findings(ctx, [r for r in active if r.kind != OP_KIND]) if rule_words else []
+    apis: tuple[tuple[str, str], ...] = ()
+    if ops:
+        table = load_api_table(rules.target, version)
+        uses = api_uses(ctx, table)
+        findings += op_check(ctx, op_rules, table, uses)
+        apis = tuple(sorted({(u.entry.api, u.entry.status) for u in uses}))
+    return Analysis(text, findings, apis)
+
+
 def parse(text: str, path: str) -> ast.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escape sequences in user code are not ours to report
@@ -71,37 +126,36 @@ def parse(text: str, path: str) -> ast.Module:
 
 def convert_python(path: str, data: bytes, rules: RuleSet, version: str | None = None,
                    select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> FileResult:
-    """Convert one Python file. Never raises for bad input: the result says what happened."""
-    try:
-        decoded = decode_python(data)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        return FileResult(path, "skipped", reason=f"cannot decode: {exc}")
-    text = decoded.text
-    if not screen_pattern(rules).search(text):
+    """Convert one Python file. Never raises for bad input: the result says what happened.
+
+    A `# porter: ignore[CODE]` comment on a line keeps that rule's edits and findings off it.
+    """
+    active = active_rules(rules, version, select, ignore)
+    analysis = analyze_python(path, data, rules, active, version)
+    if analysis is None:
         return FileResult(path, "unchanged")
-    try:
-        tree = parse(text, path)
-    except (SyntaxError, ValueError) as exc:
-        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
-        return FileResult(path, "skipped", reason=f"does not parse as Python 3: {getattr(exc, 'msg', exc)}{where}")
-    findings = find_python(path, text, tree, active_rules(rules, version, select, ignore), rules.target, version)
+    if analysis.skipped:
+        return FileResult(path, "skipped", reason=analysis.skipped)
+    text = analysis.text
+    findings, _ = split_suppressed(analysis.findings, suppressions(text, python=True))
     proposed = [f.edit for f in findings if f.edit]
     edits, dropped = select_edits(proposed)
-    kept = [f for f in findings if f.edit is None]
+    kept = tuple(f for f in findings if f.edit is None)
     if not edits:
-        return FileResult(path, "unchanged", findings=tuple(kept))
+        return FileResult(path, "unchanged", findings=kept, apis=analysis.apis)
     new_text = apply_edits(text, edits)
     try:
         parse(new_text, path)
     except SyntaxError as exc:
-        return FileResult(path, "failed", findings=tuple(kept), reason=f"porter's edits would not parse ({exc.msg}, line {exc.lineno}); file left unchanged")
+        return FileResult(path, "failed", findings=kept, apis=analysis.apis,
+                          reason=f"porter's edits would not parse ({exc.msg}, line {exc.lineno}); file left unchanged")
     shown = sorted(edits + agreeing_duplicates(proposed, edits), key=lambda e: (e.start, e.rule))
-    records = edit_records(text, LineIndex(text), shown)
     return FileResult(
         path,
         "changed",
-        edits=tuple(records),
-        findings=tuple(kept),
-        new_bytes=encode_python(decoded, new_text),
+        edits=tuple(edit_records(text, LineIndex(text), shown)),
+        findings=kept,
+        new_bytes=encode_python(decode_python(data), new_text),
         reason=None if not dropped else f"{len(dropped)} overlapping edit(s) dropped",
+        apis=analysis.apis,
     )

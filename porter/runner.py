@@ -15,7 +15,7 @@ from porter import filetypes
 from porter.cache import ResultCache, cache_key
 from porter.model import FileResult
 from porter.parallel import map_files
-from porter.pyconvert import screen_pattern
+from porter.pyconvert import active_rules, screen_pattern
 from porter.rules import RuleSet
 from porter.tree import walk
 
@@ -39,7 +39,7 @@ def _work(args: tuple) -> FileResult:
         result = handler(rel, data, rules, version, select, ignore)
     except Exception as exc:  # a porter bug must not stop the run: report it for this file
         return FileResult(rel, "failed", kind=kind, reason=f"internal error: {type(exc).__name__}: {exc}")
-    return FileResult(result.path, result.status, kind, result.edits, result.findings, result.reason, result.new_bytes)
+    return replace(result, kind=kind)
 
 
 def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: int | None = None,
@@ -49,6 +49,7 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
     run = RunResult(src, rules.target, version)
     context = f"{rules.target}|{rules.digest}|{version}|{','.join(select)}|{','.join(ignore)}"
     screen = re.compile(screen_pattern(rules).pattern.encode())
+    ops = any(r.kind == "op-table" for r in active_rules(rules, version, select, ignore))
     todo: list[tuple] = []
     lines: dict[str, int] = {}  # line counts of the files a pipeline reads (text), for the report
     for entry in walk(src, exclude):
@@ -66,7 +67,7 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
             run.results.append(FileResult(entry.rel, "unchanged", kind="other"))
             continue
         lines[entry.rel] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-        if found[0] == "python" and not screen.search(data):
+        if found[0] == "python" and not screen.search(data) and not (ops and b"torch" in data):
             run.results.append(FileResult(entry.rel, "unchanged", kind="python"))
         else:
             todo.append((entry.rel, data, rules, version, select, ignore))

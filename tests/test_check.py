@@ -191,7 +191,7 @@ def test_internal_error_exits_2(tree, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(files, "find_python", boom)
+    monkeypatch.setattr(files, "analyze_python", boom)
     result = run("check", tree, "--target", "mlu", "--exit-zero", "--jobs", "1")
     assert result.exit_code == 2 and "internal error: RuntimeError: boom" in result.stderr
 

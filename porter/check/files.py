@@ -15,14 +15,12 @@ from functools import lru_cache
 from porter import filetypes
 from porter.check.model import FileCheck, line_hash
 from porter.check.options import CheckOptions, rules_for
-from porter.check.suppress import split_suppressed, suppressions
+from porter.suppress import split_suppressed, suppressions
 from porter.model import Finding
-from porter.optables import load_api_table
-from porter.opscan import KIND, api_uses, check as op_check
-from porter.pyconvert import find_python, parse, screen_pattern
-from porter.pycontext import FileContext
+from porter.opscan import KIND
+from porter.pyconvert import analyze_python, screen_pattern
 from porter.rules import RuleSet
-from porter.textio import LineIndex, decode_python
+from porter.textio import LineIndex
 
 
 @dataclass(frozen=True)
@@ -57,31 +55,15 @@ def check_file(task: Task) -> FileCheck:
 
 def _python(task: Task) -> FileCheck:
     rules, active = rules_for(task.opts)
-    target, version = task.opts.target, task.opts.version
-    try:
-        text = decode_python(task.data).text
-    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        return FileCheck(task.rel, "python", skipped=f"cannot decode: {exc}")
-    rules_may_fire = not task.opts.ops_only and screen_pattern(rules).search(text) is not None
-    if not rules_may_fire and "torch" not in text:
+    if task.opts.ops_only:
+        active = [r for r in active if r.kind == KIND]
+    analysis = analyze_python(task.rel, task.data, rules, list(active), task.opts.version)
+    if analysis is None:
         return FileCheck(task.rel, "python")
-    try:
-        tree = parse(text, task.rel)
-    except (SyntaxError, ValueError) as exc:
-        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
-        return FileCheck(task.rel, "python", skipped=f"does not parse as Python 3: {getattr(exc, 'msg', exc)}{where}")
-    findings: list[Finding] = []
-    if rules_may_fire:
-        findings += [_as_check(f) for f in find_python(task.rel, text, tree, list(active), target, version)]
-    apis: tuple[tuple[str, str], ...] = ()
-    op_rules = [r for r in active if r.kind == KIND]
-    if "torch" in text:
-        table = load_api_table(target, version)
-        ctx = FileContext.build(task.rel, text, tree, target, version)
-        uses = api_uses(ctx, table)
-        findings += op_check(ctx, op_rules, table, uses)
-        apis = tuple(sorted({(u.entry.api, u.entry.status) for u in uses}))
-    return _finish(task.rel, "python", text, findings, apis, python=True)
+    if analysis.skipped:
+        return FileCheck(task.rel, "python", skipped=analysis.skipped)
+    findings = [_as_check(f) for f in analysis.findings]
+    return _finish(task.rel, "python", analysis.text, findings, analysis.apis, python=True)
 
 
 def _other(task: Task, kind: str, handler) -> FileCheck:

@@ -26,11 +26,10 @@ class CheckOptions:
 
 
 def check_rules(rules: RuleSet, opts: CheckOptions) -> tuple[Rule, ...]:
-    """The rules a check runs: active for the version and --select/--ignore; an `opt_in`
-    op-table rule only when --select names its full code."""
+    """The rules a check runs: those `convert` runs (see `active_rules`), validated."""
     active = active_rules(rules, opts.version, opts.select, opts.ignore)
     validate([r for r in active if r.kind == KIND])
-    return tuple(r for r in active if not r.params.get("opt_in") or r.code in opts.select)
+    return tuple(active)
 
 
 @lru_cache(maxsize=None)

@@ -82,6 +82,9 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
         indent = ctx.text[line_start:ctx.span(target)[0]]
         if indent.strip():  # `x = 1; import torch`: no clean place on that line
             continue
+        rest = ctx.text[ctx.span(target)[1]:].split("\n", 1)[0].strip()
+        if after and rest and not rest.startswith("#"):
+            after = False  # `import torch; torch.cuda...` on one line: put ours before it
         if after:
             end_line = target.end_lineno
             line_end = ctx.index.starts[end_line] if end_line < len(ctx.index.starts) else len(ctx.text)

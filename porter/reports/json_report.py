@@ -42,6 +42,7 @@ def build_report(run: RunResult, rules: RuleSet, out: Path | None, extra_finding
             entry["findings"] = len(r.findings)
         files.append(entry)
     by_severity = Counter(f.severity for f in findings)
+    api_status = {api: status for r in run.results for api, status in r.apis}
     used = set(edits_by_rule) | {f.rule for f in findings}
     return {
         "schema_version": SCHEMA_VERSION,
@@ -65,6 +66,8 @@ def build_report(run: RunResult, rules: RuleSet, out: Path | None, extra_finding
             "findings": len(findings),
             "findings_by_severity": {s: by_severity.get(s, 0) for s in SEVERITIES},
             "findings_by_rule": dict(sorted(Counter(f.rule for f in findings).items())),
+            # Distinct torch APIs the tree uses, by their status in the target's table.
+            "apis_by_status": {s: n for s, n in sorted(Counter(api_status.values()).items())},
         },
         "files": files,
         "findings": [finding_dict(f) for f in sorted(findings, key=lambda f: (f.path, f.line, f.col, f.rule))],
