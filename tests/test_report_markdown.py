@@ -105,7 +105,8 @@ def test_cell(raw, code, expected):
 
 def test_optional_summary_fields_are_rendered(converted):
     report, md = converted
-    assert "| lines changed | lines scanned | share changed |" in md and "APIs used" not in md
+    assert "| lines changed | lines scanned | share changed |" in md
+    assert ("APIs used" in md) == bool(report["summary"].get("apis_by_status"))
     richer = {**report, "summary": {**report["summary"], "lines_scanned": 1000, "apis_by_status": {"supported": 5, "unsupported": 2}}}
     out = render_markdown(richer)
     assert f"| {report['summary']['lines_changed']} | 1000 | {100 * report['summary']['lines_changed'] / 1000:.1f}% |" in out
