@@ -1,0 +1,195 @@
+"""Time `porter convert` and `porter check` on synthetic trees and real checkouts.
+
+    python benchmarks/bench.py [--lines 10000,100000,1000000] [--repo PATH ...]
+        [--vs 'COMMAND with {src} and {out}'] [--repeat 5] [--jobs N] [--json FILE]
+
+Every measured run is a fresh subprocess (start-up counts) inside its own wrapper process
+(benchmarks/measure.py), so wall time and peak memory belong to that run alone. Runs of
+the different commands alternate round by round, so that a slow moment of the machine
+hits all of them alike; the figures are medians over `--repeat` rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from generate import generate, tree_stats  # noqa: E402
+from summary import Tree, print_report, size_label, to_json  # noqa: E402
+
+
+def default_porter() -> list[str]:
+    beside = Path(sys.executable).parent / "porter"
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("porter")
+    return [found] if found else [sys.executable, "-m", "porter"]
+
+
+def check_options(porter: list[str]) -> set[str] | None:
+    """Options `porter check` accepts, or None when there is no check command."""
+    try:
+        done = subprocess.run([*porter, "check", "--help"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return {word.strip(",") for word in done.stdout.split() if word.startswith("--")}
+
+
+class Bench:
+    """Builds each command's argv for one run, runs it through the wrapper, cleans up."""
+
+    def __init__(self, args: argparse.Namespace, work: Path) -> None:
+        self.args, self.work = args, work
+        self.porter = shlex.split(args.porter) if args.porter else default_porter()
+        self.check = check_options(self.porter)
+        self.notes: list[str] = []
+        if self.check is None:
+            self.notes.append("porter check: not available (`porter check --help` failed); check rows skipped")
+        elif "--cache-dir" not in self.check:
+            self.notes.append("porter check takes no --cache-dir: its runs are listed as cold, no warm runs")
+
+    def commands(self) -> list[str]:
+        names = ["porter convert cold", "porter convert warm"]
+        if self.check is not None:
+            names.append("porter check cold")
+            if "--cache-dir" in self.check:
+                names.append("porter check warm")
+        if self.args.vs:
+            names.insert(0, "vs")
+        return names
+
+    def _porter_argv(self, name: str, tree: Tree, scratch: Path) -> list[str]:
+        verb, temp = name.split()[1:]
+        jobs = ["--jobs", str(self.args.jobs)] if self.args.jobs else []
+        cache = self.work / f"cache-{verb}-{tree.name}" if temp == "warm" else scratch / "cache"
+        if verb == "convert":
+            return [*self.porter, "convert", str(tree.path), "--target", self.args.target,
+                    "-o", str(scratch / "out"), *jobs, "--cache-dir", str(cache)]
+        argv = [*self.porter, "check", str(tree.path), "--target", self.args.target]
+        if "--jobs" not in self.check:
+            jobs = []
+        return argv + jobs + (["--cache-dir", str(cache)] if "--cache-dir" in self.check else [])
+
+    def run(self, name: str, tree: Tree) -> dict:
+        """One measured run of `name` on `tree`; preparation and clean-up are not timed."""
+        scratch = Path(tempfile.mkdtemp(prefix="run-", dir=self.work))
+        if name == "vs":
+            src = scratch / tree.path.name
+            shutil.copytree(tree.path, src, symlinks=True)
+            mapping = {"src": shlex.quote(str(src)), "out": shlex.quote(str(scratch / "out"))}
+            argv = ["/bin/sh", "-c", self.args.vs.format(**mapping)]
+        else:
+            argv = self._porter_argv(name, tree, scratch)
+        log = scratch.parent / f"{scratch.name}.log"
+        done = subprocess.run([sys.executable, str(HERE / "measure.py"), str(log), "--", *argv],
+                              capture_output=True, text=True, check=True)
+        result = json.loads(done.stdout)
+        shutil.rmtree(scratch, ignore_errors=True)
+        result["argv"] = argv
+        ok = (0, 1) if name.startswith("porter check") else (0,)
+        if result["rc"] not in ok:
+            result["log_tail"] = log.read_text(errors="replace")[-2000:]
+        log.unlink(missing_ok=True)
+        return result
+
+    def prefill(self, tree: Tree) -> None:
+        """Fill the warm caches (and the OS file cache) with one untimed run of each command."""
+        for name in self.commands():
+            result = self.run(name, tree)
+            if "log_tail" in result:
+                sys.exit(f"{name} failed on {tree.name} (exit {result['rc']}):\n{result['log_tail']}")
+
+
+def prepare_trees(args: argparse.Namespace, work: Path) -> list[Tree]:
+    trees = []
+    for lines in args.lines:
+        path = work / "trees" / f"synth-{size_label(lines)}"
+        print(f"generating {path.name} ...", file=sys.stderr, flush=True)
+        stats = generate(path, lines, args.seed)
+        trees.append(Tree(path.name, path, stats.files, stats.lines, synthetic=True))
+    for repo in args.repo:
+        src = Path(repo).resolve()
+        path = work / "trees" / src.name
+        # Version-control folders are left out: porter skips them, a plain copier would not.
+        shutil.copytree(src, path, symlinks=True, ignore=shutil.ignore_patterns(".git", ".hg", ".svn"))
+        stats = tree_stats(path)
+        trees.append(Tree(src.name, path, stats.files, stats.lines, synthetic=False))
+    return trees
+
+
+def parse_lines(value: str) -> list[int]:
+    out = []
+    for part in value.replace("_", "").split(","):
+        part = part.strip().lower()
+        if not part or part == "none":
+            continue
+        scale = {"k": 1_000, "m": 1_000_000}.get(part[-1], 1)
+        out.append(int(float(part.rstrip("km")) * scale))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", type=parse_lines, default=parse_lines("10k,100k,1M"),
+                        help="synthetic tree sizes, comma-separated (10000 or 10k; 'none' for no synthetic tree)")
+    parser.add_argument("--repo", action="append", default=[], help="a real checkout to time as well (repeatable; copied first)")
+    parser.add_argument("--vs", default=None, help="another converter, timed on a fresh copy of the same tree each run: "
+                        "a shell command with {src} and {out}")
+    parser.add_argument("--repeat", type=int, default=5, help="measured rounds per tree (default 5)")
+    parser.add_argument("--jobs", type=int, default=None, help="porter --jobs (default: porter's own, all cores)")
+    parser.add_argument("--target", default="mlu")
+    parser.add_argument("--porter", default=None, help="how to run porter (default: the porter beside this Python)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic trees")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
+    parser.add_argument("--workdir", type=Path, default=None, help="scratch directory (default: a new temporary one)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="bench_"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        bench = Bench(args, work)
+        trees = prepare_trees(args, work)
+        results: list[dict] = []
+        for tree in trees:
+            print(f"{tree.name}: {tree.files} files, {tree.lines} lines", file=sys.stderr, flush=True)
+            bench.prefill(tree)
+            runs: dict[str, list[dict]] = {name: [] for name in bench.commands()}
+            names = bench.commands()
+            for round_ in range(args.repeat):
+                # Rotate the order every round so that no command always runs first.
+                for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+                    r = bench.run(name, tree)
+                    runs[name].append(r)
+                    print(f"  {name:<20} round {round_ + 1}/{args.repeat}: {r['wall_s']:8.2f} s "
+                          f"{r['peak_rss_mib']:7.0f} MiB  exit {r['rc']}", file=sys.stderr, flush=True)
+                    if "log_tail" in r:
+                        print(r["log_tail"], file=sys.stderr)
+            results += [{"tree": tree.name, "command": name, "runs": rs} for name, rs in runs.items()]
+        meta = {"cpus": os.cpu_count(), "python": sys.version.split()[0], "porter": bench.porter,
+                "jobs": args.jobs, "repeat": args.repeat, "vs": args.vs, "notes": bench.notes}
+        print_report(trees, results, meta)
+        if args.json:
+            args.json.write_text(json.dumps(to_json(trees, results, meta), indent=2) + "\n")
+    finally:
+        if not args.keep and args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""The benchmark's figures: medians, rates, ratios against the peer, growth with size."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+# Issue 7's targets, as porter's median over the peer's median on the same tree.
+TARGETS = {"porter convert cold": 1.0, "porter check cold": 0.7,
+           "porter convert warm": 0.3, "porter check warm": 0.3}
+
+
+@dataclass(frozen=True)
+class Tree:
+    name: str
+    path: Path
+    files: int
+    lines: int
+    synthetic: bool
+
+
+def size_label(lines: int) -> str:
+    if lines >= 1_000_000 and lines % 1_000_000 == 0:
+        return f"{lines // 1_000_000}M"
+    if lines >= 1_000 and lines % 1_000 == 0:
+        return f"{lines // 1_000}k"
+    return str(lines)
+
+
+def figures(tree: Tree, runs: list[dict]) -> dict:
+    walls = [r["wall_s"] for r in runs]
+    median = statistics.median(walls)
+    return {"median_s": median, "min_s": min(walls), "max_s": max(walls),
+            "files_per_s": tree.files / median, "lines_per_s": tree.lines / median,
+            "us_per_line": 1e6 * median / max(1, tree.lines),
+            "cpu_s": statistics.median(r["user_s"] + r["sys_s"] for r in runs),
+            "peak_rss_mib": max(r["peak_rss_mib"] for r in runs),
+            "tree_pss_mib": max((r["tree_pss_mib"] for r in runs if r.get("tree_pss_mib") is not None), default=None),
+            "exit_codes": sorted({r["rc"] for r in runs}), "runs": len(runs)}
+
+
+def ratios(trees: list[Tree], results: list[dict]) -> list[dict]:
+    """porter's median over the --vs command's median, per tree and porter command."""
+    out = []
+    for tree in trees:
+        rows = {r["command"]: figures(tree, r["runs"]) for r in results if r["tree"] == tree.name and r["runs"]}
+        if "vs" not in rows:
+            continue
+        for name, fig in rows.items():
+            if name != "vs":
+                ratio = fig["median_s"] / rows["vs"]["median_s"]
+                target = TARGETS.get(name)
+                out.append({"tree": tree.name, "command": name, "ratio": ratio, "target": target,
+                            "met": None if target is None else ratio <= target})
+    return out
+
+
+def growth(trees: list[Tree], results: list[dict]) -> dict[str, dict[str, float]]:
+    """Time per line at each larger synthetic tree over the next smaller one, and overall
+    (largest over smallest), per command."""
+    synth = sorted((t for t in trees if t.synthetic), key=lambda t: t.lines)
+    per_line = {(r["tree"], r["command"]): figures(t, r["runs"])["us_per_line"]
+                for t in synth for r in results if r["tree"] == t.name and r["runs"]}
+    pairs = list(zip(synth, synth[1:]))
+    if len(synth) > 2:
+        pairs.append((synth[0], synth[-1]))
+    out: dict[str, dict[str, float]] = {}
+    for small, large in pairs:
+        for (tree, cmd), value in per_line.items():
+            if tree == small.name and (large.name, cmd) in per_line:
+                out.setdefault(cmd, {})[f"{large.name}/{small.name}"] = per_line[(large.name, cmd)] / value
+    return out
+
+
+def print_report(trees: list[Tree], results: list[dict], meta: dict) -> None:
+    by_name = {t.name: t for t in trees}
+    print(f"\nporter benchmark: {meta['cpus']} CPUs, Python {meta['python']}, porter = {' '.join(meta['porter'])}, "
+          f"--jobs {meta['jobs'] or 'default (all cores)'}, {meta['repeat']} rounds, medians")
+    if meta.get("vs"):
+        print(f"vs = {meta['vs']}")
+    head = f"{'tree':<14} {'files':>6} {'lines':>8}  {'command':<20} {'median s':>9} {'min-max s':>13} " \
+           f"{'cpu s':>7} {'files/s':>8} {'lines/s':>9} {'us/line':>8} {'peak MiB':>9} {'tree MiB':>9}"
+    print("\n" + head + "\n" + "-" * len(head))
+    for r in results:
+        if not r["runs"]:
+            continue
+        tree = by_name[r["tree"]]
+        f = figures(tree, r["runs"])
+        flag = "" if f["exit_codes"] in ([0], [0, 1], [1]) else f"  exit {f['exit_codes']}"
+        print(f"{tree.name:<14} {tree.files:>6} {tree.lines:>8}  {r['command']:<20} {f['median_s']:>9.2f} "
+              f"{f['min_s']:>6.2f}-{f['max_s']:<6.2f} {f['cpu_s']:>7.2f} {f['files_per_s']:>8.0f} {f['lines_per_s']:>9.0f} "
+              f"{f['us_per_line']:>8.1f} {f['peak_rss_mib']:>9.0f} {_mib(f['tree_pss_mib']):>9}{flag}")
+    print("\ncpu s: user + system time of the command and every process it waited for (workers included).")
+    print("peak MiB: the largest single process of the run (with worker processes, not their sum).")
+    print("tree MiB: the largest sum of PSS over the whole process tree, sampled every 0.1 s (Linux only).")
+    rat = ratios(trees, results)
+    if rat:
+        print("\nratio porter / vs (medians, same tree, same run); targets from issue 7 (for LLaMA-Factory):")
+        for x in rat:
+            verdict = "" if x["target"] is None else f"target <= {x['target']:.1f}: {'met' if x['met'] else 'NOT met'}"
+            print(f"  {x['tree']:<14} {x['command']:<20} {x['ratio']:6.2f}x  {verdict}")
+    grow = growth(trees, results)
+    if grow:
+        print("\ngrowth: time per line at the larger tree / at the smaller (1.0 = linear; below 1 = start-up amortised):")
+        for cmd, steps in grow.items():
+            print(f"  {cmd:<20} " + "  ".join(f"{step} {factor:5.2f}" for step, factor in steps.items()))
+    for note in meta.get("notes", []):
+        print(f"note: {note}")
+
+
+def _mib(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def to_json(trees: list[Tree], results: list[dict], meta: dict) -> dict:
+    by_name = {t.name: t for t in trees}
+    return {
+        "meta": meta,
+        "trees": [{"name": t.name, "files": t.files, "lines": t.lines, "synthetic": t.synthetic} for t in trees],
+        "results": [{"tree": r["tree"], "command": r["command"], **figures(by_name[r["tree"]], r["runs"]),
+                     "argv": r["runs"][0]["argv"], "walls_s": [x["wall_s"] for x in r["runs"]],
+                     "cpus_s": [x["user_s"] + x["sys_s"] for x in r["runs"]],
+                     "peaks_mib": [x["peak_rss_mib"] for x in r["runs"]],
+                     "tree_pss_mib_runs": [x.get("tree_pss_mib") for x in r["runs"]]} for r in results if r["runs"]],
+        "ratios": ratios(trees, results),
+        "growth": growth(trees, results),
+    }
