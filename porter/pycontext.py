@@ -15,7 +15,17 @@ from porter.resolve import ImportMap
 from porter.rules import Rule
 from porter.textio import LineIndex
 
-_DOC_OWNERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+_DOC_OWNERS = frozenset({ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef})
+# Fields that never hold a node. `ctx` (Load/Store) holds shared singletons no kind needs.
+_LEAF_FIELDS = frozenset({"id", "ctx", "attr", "arg", "name", "module", "level", "kind", "type_comment",
+                          "conversion", "is_async", "asname", "n", "s", "simple", "tag"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    fields = tuple(f for f in cls._fields if f not in _LEAF_FIELDS and not (cls is ast.Constant and f == "value"))
+    _CHILD_FIELDS[cls] = fields
+    return fields
 
 
 @dataclass
@@ -37,24 +47,26 @@ class FileContext:
         parents: dict[ast.AST, ast.AST] = {}
         by_type: dict[type, list[ast.AST]] = defaultdict(list)
         docstrings: set[int] = set()
-        # A hand-rolled walk: ast.iter_child_nodes costs a generator per node, and this is
-        # the hot loop of every parsed file. `ctx` (Load/Store) is skipped: those objects
-        # are shared singletons and no kind needs them.
+        # A hand-rolled walk over only the fields that can hold nodes (see _child_fields):
+        # ast.iter_child_nodes costs a generator and a getattr per field, and this is the
+        # hot loop of every parsed file.
         AST = ast.AST
         stack: list[ast.AST] = [tree]
         pop, push = stack.pop, stack.append
         while stack:
             node = pop()
-            by_type[type(node)].append(node)
-            if isinstance(node, _DOC_OWNERS) and node.body:
+            node_type = type(node)
+            by_type[node_type].append(node)
+            fields = _CHILD_FIELDS.get(node_type)
+            if fields is None:
+                fields = _child_fields(node_type)
+            if node_type in _DOC_OWNERS and node.body:
                 first = node.body[0]
-                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                if type(first) is ast.Expr and type(first.value) is ast.Constant and isinstance(first.value.value, str):
                     docstrings.add(id(first.value))
-            for name in node._fields:
-                if name == "ctx":
-                    continue
-                value = getattr(node, name, None)
-                if isinstance(value, list):
+            for name in fields:
+                value = getattr(node, name)
+                if type(value) is list:
                     for item in value:
                         if isinstance(item, AST):
                             parents[item] = node

@@ -16,7 +16,7 @@ from porter.cache import ResultCache, cache_key
 from porter.model import FileResult
 from porter.parallel import map_files
 from porter.pyconvert import active_rules, screen_pattern
-from porter.rules import RuleSet
+from porter.rules import RuleSet, load_rules
 from porter.tree import walk
 
 
@@ -29,8 +29,14 @@ class RunResult:
     symlinks: list[str] = field(default_factory=list)
 
 
+# Rule sets by digest. Workers are forked after the parent fills this, so a task carries
+# only the digest instead of pickling the whole rule set once per file.
+_RULESETS: dict[str, RuleSet] = {}
+
+
 def _work(args: tuple) -> FileResult:
-    rel, data, rules, version, select, ignore = args
+    rel, data, (target, digest), version, select, ignore = args
+    rules = _RULESETS.get(digest) or load_rules(target)  # spawned workers load their own
     found = filetypes.handler_for(rel, data[:256])
     if found is None:
         return FileResult(rel, "unchanged", kind="other")
@@ -47,6 +53,7 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
                  cache: ResultCache | None = None) -> RunResult:
     """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache."""
     run = RunResult(src, rules.target, version)
+    _RULESETS[rules.digest] = rules
     context = f"{rules.target}|{rules.digest}|{version}|{','.join(select)}|{','.join(ignore)}"
     screen = re.compile(screen_pattern(rules).pattern.encode())
     ops = any(r.kind == "op-table" for r in active_rules(rules, version, select, ignore))
@@ -70,7 +77,7 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
         if found[0] == "python" and not screen.search(data) and not (ops and b"torch" in data):
             run.results.append(FileResult(entry.rel, "unchanged", kind="python"))
         else:
-            todo.append((entry.rel, data, rules, version, select, ignore))
+            todo.append((entry.rel, data, (rules.target, rules.digest), version, select, ignore))
     run.results.extend(_cached_map(todo, jobs, cache, context))
     run.results = sorted((replace(r, lines=lines.get(r.path, 0)) for r in run.results), key=lambda r: r.path)
     return run

@@ -193,3 +193,17 @@ def test_notebook_shell_lines_and_cells():
     assert out["cells"][0]["source"][3] == "!MLU_VISIBLE_DEVICES=1 python run.py"
     assert out["cells"][1]["source"][1:3] == ["export MLU_VISIBLE_DEVICES=0\n", "echo CUDA_VISIBLE_DEVICES\n"]
     assert [f.rule for f in result.findings] == ["PRT503"]
+
+
+def test_yaml_marks_count_characters_with_either_loader():
+    """Span edits need character offsets; libyaml and PyYAML must agree on non-ASCII text."""
+    import yaml
+
+    text = "a: 1\n# 中文注释 ü\nb: \"ü中\"\nc: fa2  # 注释\n"
+    loaders = [yaml.SafeLoader] + ([yaml.CSafeLoader] if getattr(yaml, "__with_libyaml__", False) else [])
+    marks = []
+    for loader in loaders:
+        node = yaml.compose(text, Loader=loader)
+        marks.append([(v.start_mark.index, v.end_mark.index) for _, v in node.value])
+    assert all(m == marks[0] for m in marks)
+    assert text[marks[0][2][0]:marks[0][2][1]] == "fa2"

@@ -51,7 +51,11 @@ def _new_name(name: str, rule: Rule) -> str | None:
 
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     for node in ctx.nodes(ast.Constant, ast.JoinedStr):
-        if isinstance(node, ast.Constant) and not isinstance(node.value, str):
+        # Cheap tests first: every name has an "_", and the command-line form needs an "=".
+        if isinstance(node, ast.Constant):
+            if not isinstance(node.value, str) or "_" not in node.value:
+                continue
+        elif not any(isinstance(v, ast.Constant) and "=" in v.value for v in node.values):
             continue
         if isinstance(ctx.parents.get(node), ast.Expr):
             continue  # docstrings and bare string statements are prose
@@ -66,6 +70,8 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 if body is not None and source[body[0]:body[1]] == node.value:
                     yield _finding(ctx, rule, node.value, start + body[0])
                 continue
+        if "=" not in source:
+            continue
         body = literal_body(source)
         if body is None:
             continue

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import jinja2
 
+from porter.templating import environment
+
 from porter.lora.layout import LLAMAFACTORY, LLMTUNER, detect_layout
 from porter.lora.llamafactory import OVERRIDES, cli_flag, lf_config, yaml_scalar
 from porter.lora.targets import target_facts
@@ -28,10 +30,10 @@ class RenderedFile:
 
 
 def _environment() -> jinja2.Environment:
-    # A fresh environment per call keeps the module free of shared mutable state; the
-    # handful of templates makes the lost cache irrelevant.
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("porter", "templates/lora"),
+    # A fresh environment per call keeps the module free of shared mutable state; compiled
+    # templates come from the bytecode cache.
+    env = environment(
+        "templates/lora",
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,  # Python, shell, JSON, YAML and Markdown: nothing is HTML

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
+
+from porter.templating import environment
 from markupsafe import Markup
 
 from porter.reports.stats import SEVERITY_ORDER, compute_stats, file_rows, needs_review, percent
@@ -157,8 +159,7 @@ def _csp_hash(text: str) -> str:
 
 def render_html(report: dict, patch: bytes | None = None) -> str:
     """The whole page as a string; `patch` is changes.patch when available."""
-    env = jinja2.Environment(loader=jinja2.PackageLoader("porter", "templates/report"),
-                             autoescape=True, undefined=jinja2.StrictUndefined)
+    env = environment("templates/report", autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["percent"] = percent
     # Our own CSS and JS are trusted and inlined verbatim; the CSP pins them by hash.
     css, js = (Markup(env.loader.get_source(env, name)[0]) for name in ("report.css", "report.js"))
