@@ -13,12 +13,18 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, TypeVar
 
 from porter import __version__
 from porter.model import Edit, EditRecord, FileResult, Finding
+from porter.parallel import map_files
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def default_cache_dir() -> Path:
@@ -49,8 +55,13 @@ def cache_key(data: bytes, rel: str, context: str) -> str:
 
 
 class ResultCache:
-    def __init__(self, directory: Path) -> None:
+    """Entries of one result type, with its codec (to and from plain JSON data)."""
+
+    def __init__(self, directory: Path, encode: Callable[[Any], dict] | None = None,
+                 decode: Callable[[dict], Any] | None = None) -> None:
         self.directory = directory
+        self.encode = encode or encode_file_result
+        self.decode = decode or decode_file_result
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -61,12 +72,12 @@ class ResultCache:
             payload = entry["payload"]
             if entry.get("key") != key or entry.get("sha256") != _digest(payload):
                 return None
-            return _decode(json.loads(payload))
+            return self.decode(json.loads(payload))
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
     def put(self, key: str, result: FileResult) -> None:
-        payload = json.dumps(_encode(result), sort_keys=True)
+        payload = json.dumps(self.encode(result), sort_keys=True)
         entry = json.dumps({"key": key, "sha256": _digest(payload), "payload": payload})
         path = self._path(key)
         try:
@@ -83,25 +94,46 @@ def _digest(payload: str) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def _encode(r: FileResult) -> dict:
+def cached_map(work: Callable[[T], R], tasks: Sequence[T], keys: Sequence[str], size: Callable[[T], int],
+               jobs: int | None, cache: ResultCache | None, keep: Callable[[R], bool] = lambda r: True) -> list[R]:
+    """`map_files(work, tasks)`, answering from the cache where an entry verifies and
+    storing the new results that `keep` accepts (not porter's own failures)."""
+    if cache is None:
+        return map_files(work, tasks, size, jobs)
+    results: list[R | None] = [cache.get(k) for k in keys]
+    missing = [i for i, r in enumerate(results) if r is None]
+    for i, result in zip(missing, map_files(work, [tasks[i] for i in missing], size, jobs)):
+        results[i] = result
+        if keep(result):
+            cache.put(keys[i], result)
+    return results  # type: ignore[return-value]
+
+
+def encode_finding(f: Finding) -> dict:
+    return asdict(f)
+
+
+def decode_finding(d: dict) -> Finding:
+    d = dict(d)
+    edit = d.pop("edit", None)
+    return Finding(**d, edit=Edit(**edit) if edit else None)
+
+
+def encode_file_result(r: FileResult) -> dict:
     return {
         "path": r.path, "status": r.status, "kind": r.kind, "reason": r.reason,
         "edits": [asdict(e) for e in r.edits],
-        "findings": [asdict(f) for f in r.findings],
+        "findings": [encode_finding(f) for f in r.findings],
         "new_bytes": None if r.new_bytes is None else base64.b64encode(r.new_bytes).decode("ascii"),
         "apis": [list(a) for a in r.apis],
     }
 
 
-def _decode(d: dict) -> FileResult:
-    findings = []
-    for f in d["findings"]:
-        edit = f.pop("edit", None)
-        findings.append(Finding(**f, edit=Edit(**edit) if edit else None))
+def decode_file_result(d: dict) -> FileResult:
     return FileResult(
         path=d["path"], status=d["status"], kind=d["kind"], reason=d["reason"],
         edits=tuple(EditRecord(**e) for e in d["edits"]),
-        findings=tuple(findings),
+        findings=tuple(decode_finding(f) for f in d["findings"]),
         new_bytes=None if d["new_bytes"] is None else base64.b64decode(d["new_bytes"], validate=True),
         apis=tuple((api, status) for api, status in d["apis"]),
     )

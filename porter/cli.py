@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from porter import __version__
+from porter.cli_options import cache_options, chosen_cache_dir
 from porter.rules import TARGETS, RuleError, load_rules
 
 _target = click.option("--target", "-t", type=click.Choice(TARGETS), required=True, help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm).")
@@ -43,8 +44,7 @@ def _register_commands() -> None:
 @click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: all cores).")
 @click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated).")
 @click.option("--ignore", default=None, help="Skip rules whose code starts with one of these (comma-separated).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Per-file result cache (default: the user cache directory).")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the cache.")
+@cache_options
 def convert(src: Path, target: str, version: str | None, out: Path | None, in_place: bool, diff_only: bool,
             force: bool, jobs: int | None, select: str | None, ignore: str | None,
             cache_dir: Path | None, no_cache: bool) -> None:
@@ -55,9 +55,7 @@ def convert(src: Path, target: str, version: str | None, out: Path | None, in_pl
     if in_place and (out or diff_only):
         raise click.UsageError("--in-place cannot be combined with --out or --diff")
     version = _check_version(target, version)
-    from porter.cache import default_cache_dir
-
-    cache = None if no_cache else (cache_dir or default_cache_dir())
+    cache = chosen_cache_dir(cache_dir, no_cache)
     opts = ConvertOptions(target, version, out, in_place, diff_only, force, jobs, _codes(select), _codes(ignore), cache)
     try:
         run, report, out_dir = run_convert(src, opts)

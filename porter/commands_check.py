@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from porter.cli_options import cache_options, chosen_cache_dir
 from porter.rules import TARGETS, RuleError
 
 if TYPE_CHECKING:
@@ -32,8 +33,10 @@ _RANK = {"info": 0, "warning": 1, "error": 2}
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Accept the findings recorded in this file; only new ones are shown and fail.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Record every current finding in this file and exit 0.")
 @click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: all cores).")
+@cache_options
 def check(src: Path, target: str, version: str | None, fmt: str, fail_on: str, exit_zero: bool, select: str | None,
-          ignore: str | None, baseline: Path | None, write_baseline: Path | None, jobs: int | None) -> None:
+          ignore: str | None, baseline: Path | None, write_baseline: Path | None, jobs: int | None,
+          cache_dir: Path | None, no_cache: bool) -> None:
     """Report what porter would change in SRC and the torch APIs TARGET cannot run. Writes nothing."""
     from porter.check.baseline import BaselineError
     from porter.check.options import CheckOptions
@@ -42,7 +45,7 @@ def check(src: Path, target: str, version: str | None, fmt: str, fail_on: str, e
     version = _check_version(target, version)
     opts = CheckOptions(target, version, _codes(select), _codes(ignore), jobs)
     try:
-        code = _run_check(src, opts, fmt, fail_on, baseline, write_baseline)
+        code = _run_check(src, opts, fmt, fail_on, baseline, write_baseline, chosen_cache_dir(cache_dir, no_cache))
     except (RuleError, BaselineError, OSError) as exc:
         click.echo(f"porter: error: {exc}", err=True)
         code = 2
@@ -52,7 +55,8 @@ def check(src: Path, target: str, version: str | None, fmt: str, fail_on: str, e
     sys.exit(0 if code == 1 and exit_zero else code)
 
 
-def _run_check(src: Path, opts: CheckOptions, fmt: str, fail_on: str, baseline: Path | None, write_baseline: Path | None) -> int:
+def _run_check(src: Path, opts: CheckOptions, fmt: str, fail_on: str, baseline: Path | None, write_baseline: Path | None,
+               cache_dir: Path | None) -> int:
     """Check, print, and return the exit code (before --exit-zero)."""
     from porter.check.baseline import load_baseline, split_accepted, write_baseline as write
     from porter.check.formats import RENDERERS
@@ -60,7 +64,7 @@ def _run_check(src: Path, opts: CheckOptions, fmt: str, fail_on: str, baseline: 
     from porter.check.runner import check_tree
     from porter.rules import load_rules
 
-    result = check_tree(src, opts)
+    result = check_tree(src, opts, cache_dir=cache_dir)
     for file in result.files:
         if file.skipped:
             click.echo(f"porter: skipped {file.path}: {file.skipped}", err=True)

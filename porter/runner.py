@@ -12,9 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from porter import filetypes
-from porter.cache import ResultCache, cache_key
+from porter.cache import ResultCache, cache_key, cached_map
 from porter.model import FileResult
-from porter.parallel import map_files
 from porter.pyconvert import active_rules, screen_pattern
 from porter.rules import RuleSet, load_rules
 from porter.tree import walk
@@ -78,21 +77,7 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
             run.results.append(FileResult(entry.rel, "unchanged", kind="python"))
         else:
             todo.append((entry.rel, data, (rules.target, rules.digest), version, select, ignore))
-    run.results.extend(_cached_map(todo, jobs, cache, context))
+    keys = [cache_key(t[1], t[0], context) for t in todo] if cache else []
+    run.results.extend(cached_map(_work, todo, keys, lambda t: len(t[1]), jobs, cache, keep=lambda r: r.status != "failed"))
     run.results = sorted((replace(r, lines=lines.get(r.path, 0)) for r in run.results), key=lambda r: r.path)
     return run
-
-
-def _cached_map(todo: list[tuple], jobs: int | None, cache: ResultCache | None, context: str) -> list[FileResult]:
-    """Results for `todo`, from the cache where an entry verifies, computed otherwise."""
-    if cache is None:
-        return map_files(_work, todo, lambda t: len(t[1]), jobs)
-    keys = [cache_key(t[1], t[0], context) for t in todo]
-    results: list[FileResult | None] = [cache.get(k) for k in keys]
-    missing = [i for i, r in enumerate(results) if r is None]
-    for i, result in zip(missing, map_files(_work, [todo[i] for i in missing], lambda t: len(t[1]), jobs)):
-        results[i] = result
-        if result.status != "failed":
-            cache.put(keys[i], result)
-    return results  # type: ignore[return-value]
-

@@ -192,7 +192,7 @@ def test_internal_error_exits_2(tree, monkeypatch):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(files, "analyze_python", boom)
-    result = run("check", tree, "--target", "mlu", "--exit-zero", "--jobs", "1")
+    result = run("check", tree, "--target", "mlu", "--exit-zero", "--jobs", "1", "--no-cache")
     assert result.exit_code == 2 and "internal error: RuntimeError: boom" in result.stderr
 
 

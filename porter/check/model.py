@@ -35,6 +35,22 @@ class FileCheck:
     error: str | None = None  # a porter bug: the check of this file is incomplete
 
 
+def encode_file_check(r: FileCheck) -> dict:
+    """FileCheck as plain data, for the result cache."""
+    from porter.cache import encode_finding
+
+    return {"path": r.path, "kind": r.kind, "findings": [encode_finding(f) for f in r.findings],
+            "line_hashes": list(r.line_hashes), "apis": [list(a) for a in r.apis],
+            "suppressed": r.suppressed, "skipped": r.skipped, "error": r.error}
+
+
+def decode_file_check(d: dict) -> FileCheck:
+    from porter.cache import decode_finding
+
+    return FileCheck(d["path"], d["kind"], tuple(decode_finding(f) for f in d["findings"]), tuple(d["line_hashes"]),
+                     tuple((a, s) for a, s in d["apis"]), d["suppressed"], d["skipped"], d["error"])
+
+
 @dataclass(frozen=True)
 class Checked:
     """A finding as check reports it: with its line hash and occurrence index."""

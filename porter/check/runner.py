@@ -10,14 +10,14 @@ from pathlib import Path
 
 from porter import filetypes
 from porter.check.files import Task, check_file, wants_python
-from porter.check.model import CheckResult, FileCheck
+from porter.cache import ResultCache, cache_key, cached_map
+from porter.check.model import CheckResult, FileCheck, decode_file_check, encode_file_check
 from porter.check.options import CheckOptions, rules_for
-from porter.parallel import map_files
 from porter.tree import LORA_DIR, walk
 
 
-def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None) -> CheckResult:
-    """Check every file under `src`. Reads only."""
+def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache_dir: Path | None = None) -> CheckResult:
+    """Check every file under `src`. Reads only SRC; with `cache_dir`, reuses and stores per-file results."""
     rules, _ = rules_for(opts)  # fails here, before any work, when a rule is malformed
     results: list[FileCheck] = []
     tasks: list[Task] = []
@@ -31,7 +31,10 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None) -> Ch
         if found is None or (found[0] == "python" and not wants_python(data, rules)):
             continue
         tasks.append(Task(rel, data, opts))
-    results.extend(map_files(check_file, tasks, lambda t: len(t.data), opts.jobs))
+    cache = ResultCache(cache_dir, encode_file_check, decode_file_check) if cache_dir else None
+    context = f"check|{opts.target}|{rules.digest}|{opts.version}|{','.join(opts.select)}|{','.join(opts.ignore)}|{opts.ops_only}"
+    keys = [cache_key(t.data, t.rel, context) for t in tasks] if cache else []
+    results.extend(cached_map(check_file, tasks, keys, lambda t: len(t.data), opts.jobs, cache, keep=lambda r: r.error is None))
     results.sort(key=lambda r: r.path)
     return CheckResult(src, opts.target, opts.version, tuple(results))
 
