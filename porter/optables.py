@@ -9,6 +9,8 @@ longest matching prefix; anything else is `unknown`, never a guess.
 
 from __future__ import annotations
 
+import re
+
 import json
 import sys
 from collections.abc import Mapping
@@ -23,7 +25,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from packaging.version import InvalidVersion, Version
 
 from porter.datafiles import data_dir
 
@@ -105,10 +106,14 @@ def _tables_dir(target: str) -> Path:
     return root / target
 
 
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version))
+
+
 def available_versions(target: str) -> list[str]:
     """Torch versions with a table for `target`, oldest first (["any"] for HIP)."""
     folder = _tables_dir(target)
-    versions = sorted((p.stem.removeprefix("torch_api_") for p in folder.glob("torch_api_*.json")), key=Version)
+    versions = sorted((p.stem.removeprefix("torch_api_") for p in folder.glob("torch_api_*.json")), key=_version_key)
     return versions + ([ANY_VERSION] if (folder / "torch_api.toml").is_file() else [])
 
 
@@ -121,11 +126,8 @@ def load_api_table(target: str, version: str | None = None) -> ApiTable:
     versions = available_versions(target)
     if versions == [ANY_VERSION] or version is None:
         return _load(target, versions[-1])
-    try:
-        parsed = Version(version)
-        wanted = f"{parsed.major}.{parsed.minor}"
-    except InvalidVersion:
-        wanted = version
+    release = re.match(r"v?(\d+)\.(\d+)", version.strip())
+    wanted = f"{int(release.group(1))}.{int(release.group(2))}" if release else version
     if wanted not in versions:
         raise ValueError(f"no {target} API table for torch {version!r}; available: {', '.join(versions)}")
     return _load(target, wanted)

@@ -9,6 +9,8 @@ in the data fails loudly with the file and key instead of silently matching noth
 
 from __future__ import annotations
 
+import re
+
 import fnmatch
 import sys
 from collections.abc import Mapping
@@ -23,7 +25,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from packaging.utils import canonicalize_name
 
 from porter.datafiles import data_dir
 
@@ -75,6 +76,15 @@ class PackageTable:
     def by_import(self, module: str) -> PackageEntry | None:
         """Entry for the distribution that provides the top-level module of `module`."""
         return self.imports.get(module.split(".", 1)[0])
+
+
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def canonicalize_name(name: str) -> str:
+    """PEP 503 normalisation (what packaging.utils.canonicalize_name does), without
+    importing packaging on the start-up path."""
+    return _SEPARATORS.sub("-", name).lower()
 
 
 def _fail(path: Path, key: str, problem: str) -> ValueError:

@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from porter.model import Edit, Finding
 from porter.packages import PackageEntry, PackageTable, load_package_table
@@ -70,6 +68,8 @@ class RequirementPolicy:
 
     def review(self, text: str, editable: bool = True) -> list[Verdict]:
         """Verdicts on one PEP 508 string; spans (when `editable`) index into `text`."""
+        from packaging.requirements import InvalidRequirement, Requirement  # ~50 ms: only when needed
+
         try:
             req = Requirement(text.strip())
         except InvalidRequirement as exc:
@@ -90,6 +90,8 @@ class RequirementPolicy:
 
     def review_wheel(self, location: str) -> list[Verdict]:
         """Verdicts on a wheel file named by a path or URL (never editable in place)."""
+        from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
         filename = unquote(location.rsplit("/", 1)[-1])
         try:
             name, version, _, _ = parse_wheel_filename(filename)

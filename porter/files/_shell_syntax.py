@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 # Words that run the command after them (after their own NAME=value words and options).
@@ -26,6 +25,8 @@ _EOF_CONTINUATION = re.compile(r"\\(?=(?:\r?\n)?[ \t\r\n]*\Z)")
 
 @lru_cache(maxsize=1)
 def _parser() -> Parser:
+    import tree_sitter_bash  # loads the grammar's shared library: only for trees with scripts
+
     return Parser(Language(tree_sitter_bash.language()))
 
 
