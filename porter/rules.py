@@ -93,6 +93,7 @@ def parse_rule(path: Path, index: int, table: dict[str, Any], target: str) -> Ru
     """Validate one `[[rule]]` table against the common fields and its kind's fields."""
     import porter.files  # noqa: F401  (file-type kinds register their fields)
     import porter.opscan  # noqa: F401  (the op-table kind registers its fields)
+    import porter.vendor_paths  # noqa: F401  (so does the vendor-path kind)
     from porter.kinds import KIND_FIELDS
 
     where = f"rule #{index + 1}" + (f" ({table['code']})" if isinstance(table.get("code"), str) else "")

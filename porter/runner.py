@@ -17,6 +17,7 @@ from porter.model import FileResult
 from porter.pyconvert import active_rules, screen_pattern
 from porter.rules import RuleSet, load_rules
 from porter.tree import walk
+from porter.vendor_paths import KIND as VENDOR_KIND, kept_result, vendor_word
 
 
 @dataclass
@@ -55,7 +56,9 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
     _RULESETS[rules.digest] = rules
     context = f"{rules.target}|{rules.digest}|{version}|{','.join(select)}|{','.join(ignore)}"
     screen = re.compile(screen_pattern(rules).pattern.encode())
-    ops = any(r.kind == "op-table" for r in active_rules(rules, version, select, ignore))
+    active = active_rules(rules, version, select, ignore)
+    ops = any(r.kind == "op-table" for r in active)
+    vendor_rules = [r for r in active if r.kind == VENDOR_KIND]
     todo: list[tuple] = []
     lines: dict[str, int] = {}  # line counts of the files a pipeline reads (text), for the report
     for entry in walk(src, exclude):
@@ -71,6 +74,10 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
         found = filetypes.handler_for(entry.rel, data[:256])
         if found is None:
             run.results.append(FileResult(entry.rel, "unchanged", kind="other"))
+            continue
+        vendor = vendor_word(entry.rel, vendor_rules)
+        if vendor is not None:
+            run.results.append(kept_result(entry.rel, found[0], *vendor))
             continue
         lines[entry.rel] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
         if found[0] == "python" and not screen.search(data) and not (ops and b"torch" in data):

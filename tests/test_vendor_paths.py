@@ -1,0 +1,48 @@
+"""Files for other accelerators are copied unchanged, with one PRT190 info finding each.
+
+(The rule fixture harness runs one handler on one file; this rule works on paths in a
+tree, so it is tested here.)
+"""
+
+from __future__ import annotations
+
+from porter.convert import ConvertOptions, convert
+
+CONFIG = "model_name_or_path: /models/qwen\nflash_attn: fa2\n"
+CUDA_PY = "import torch\n\n\ndef go(x):\n    return x.cuda()\n"
+
+
+def _tree(tmp_path):
+    src = tmp_path / "repo"
+    for rel, text in {
+        "examples/ascend/sft.yaml": CONFIG,
+        "examples/train/sft.yaml": CONFIG,
+        "requirements/npu.txt": "torch-npu==2.5.1\nbitsandbytes>=0.39\n",
+        "requirements/base.txt": "bitsandbytes>=0.39\n",
+        "pkg/npu_helper.py": CUDA_PY,
+        "pkg/input_utils.py": CUDA_PY,  # "npu" inside a word is not a vendor mark
+    }.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    return src
+
+
+def test_vendor_files_are_kept_and_reported(tmp_path):
+    src = _tree(tmp_path)
+    _, report, out = convert(src, ConvertOptions(target="mlu", out=tmp_path / "out", jobs=1))
+    status = {f["path"]: f["status"] for f in report["files"]}
+    kept = {f["path"] for f in report["findings"] if f["rule"] == "PRT190"}
+    assert kept == {"examples/ascend/sft.yaml", "requirements/npu.txt", "pkg/npu_helper.py"}
+    for rel in kept:
+        assert status[rel] == "unchanged" and (out / rel).read_bytes() == (src / rel).read_bytes()
+    assert status["examples/train/sft.yaml"] == "changed"
+    assert status["requirements/base.txt"] == "changed"
+    assert "x.mlu()" in (out / "pkg/input_utils.py").read_text()
+
+
+def test_hip_keeps_rocm_files_too(tmp_path):
+    src = tmp_path / "repo"
+    (src / "docker" / "docker-rocm").mkdir(parents=True)
+    (src / "docker" / "docker-rocm" / "Dockerfile").write_text("FROM rocm/pytorch:latest\nRUN pip install flash-attn\n")
+    _, report, _ = convert(src, ConvertOptions(target="hip", out=tmp_path / "out", jobs=1))
+    assert [f["rule"] for f in report["findings"]] == ["PRT190"]
