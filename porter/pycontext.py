@@ -119,22 +119,33 @@ class FileContext:
             replacement = None
             message = f"{message or rule.summary} (porter could not locate the text safely; change it by hand)"
             severity = "warning"
-        line, col = self.index.line_col(start)
-        end_line, end_col = self.index.line_col(end)
-        edit = None
-        if replacement is not None:
-            es, ee = edit_span or (start, end)
-            edit = Edit(rule.code, es, ee, replacement)
-        return Finding(
-            rule=rule.code,
-            severity=severity or rule.severity,
-            path=self.path,
-            line=line,
-            col=col,
-            message=message or rule.message or rule.summary,
-            suggestion=suggestion if suggestion is not None else rule.suggestion,
-            edit=edit,
-            end_line=end_line,
-            end_col=end_col,
-            subject=subject,
-        )
+        edit_span = edit_span or (start, end)
+        return span_finding(rule, self.path, self.index, (start, end), message, replacement=replacement,
+                            edit_span=edit_span, suggestion=suggestion, subject=subject, severity=severity)
+
+
+def span_finding(rule: Rule, path: str, index: LineIndex, span: tuple[int, int], message: str | None = None, *,
+                 replacement: str | None = None, edit_span: tuple[int, int] | None = None,
+                 suggestion: str | None = None, subject: str | None = None, severity: str | None = None) -> Finding:
+    """A finding of `rule` at a character span of a file (every file type makes them here);
+    with an edit of `edit_span` (default: the span) when `replacement` is set."""
+    start, end = span
+    line, col = index.line_col(start)
+    end_line, end_col = index.line_col(end)
+    edit = None
+    if replacement is not None:
+        es, ee = edit_span or span
+        edit = Edit(rule.code, es, ee, replacement)
+    return Finding(
+        rule=rule.code,
+        severity=severity or rule.severity,
+        path=path,
+        line=line,
+        col=col,
+        message=message or rule.message or rule.summary,
+        suggestion=suggestion if suggestion is not None else rule.suggestion,
+        edit=edit,
+        end_line=end_line,
+        end_col=end_col,
+        subject=subject,
+    )

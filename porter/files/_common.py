@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from porter.edits import apply_edits, edit_records, select_edits
 from porter.model import Edit, FileResult, Finding
+from porter.pycontext import span_finding
 from porter.rules import Rule
 from porter.textio import LineIndex
 
@@ -33,22 +34,8 @@ class TextFile:
                 replacement: str | None = None, suggestion: str | None = None,
                 subject: str | None = None, severity: str | None = None) -> Finding:
         """A finding of `rule` at a character span; with an edit of that span when `replacement` is set."""
-        start, end = span
-        line, col = self.index.line_col(start)
-        end_line, end_col = self.index.line_col(end)
-        return Finding(
-            rule=rule.code,
-            severity=severity or rule.severity,
-            path=self.path,
-            line=line,
-            col=col,
-            message=message or rule.message or rule.summary,
-            suggestion=suggestion if suggestion is not None else rule.suggestion,
-            edit=Edit(rule.code, start, end, replacement) if replacement is not None else None,
-            end_line=end_line,
-            end_col=end_col,
-            subject=subject,
-        )
+        return span_finding(rule, self.path, self.index, span, message, replacement=replacement,
+                            suggestion=suggestion, subject=subject, severity=severity)
 
 
 def decode_text(path: str, data: bytes, what: str) -> TextFile | str:

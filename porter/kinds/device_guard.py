@@ -19,7 +19,6 @@ code through and through: all of it is kept, with one finding at that import.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
 
 from porter.model import Edit, Finding
 from porter.pycontext import FileContext

@@ -8,7 +8,6 @@ first import of anything under torch. Modules that already import it are left al
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
 
 from porter.model import Finding
 from porter.pycontext import FileContext
