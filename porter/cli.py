@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
@@ -19,18 +20,30 @@ def _codes(value: str | None) -> tuple[str, ...]:
     return tuple(c.strip() for c in (value or "").split(",") if c.strip())
 
 
-@click.group()
+class _LazyGroup(click.Group):
+    """Commands kept in other modules are imported only when they run: start-up time is
+    paid by every CI check, and `porter check` needs neither jinja2 nor the report code."""
+
+    lazy = {
+        "check": "porter.commands_check:check",
+        "ops": "porter.commands_check:ops",
+        "report": "porter.commands_report:report",
+    }
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy:
+            module, attr = self.lazy[name].split(":")
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_LazyGroup)
 @click.version_option(__version__, prog_name="porter")
 def main() -> None:
     """Port PyTorch CUDA training repositories to Cambricon MLU and Hygon DCU / ROCm."""
-
-
-def _register_commands() -> None:
-    from porter.commands_check import check, ops
-    from porter.commands_report import report
-
-    for command in (check, ops, report):
-        main.add_command(command)
 
 
 @main.command()
@@ -139,5 +152,3 @@ def lora_cmd(tree: Path, target: str, deepspeed: bool, out: Path | None) -> None
     for path in written:
         click.echo(f"porter: wrote {path}")
 
-
-_register_commands()
