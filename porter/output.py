@@ -38,23 +38,47 @@ def check_destination(src: Path, out: Path, force: bool) -> None:
         raise DestinationError(f"output {out} exists and is not empty; pass --force to write into it")
 
 
-def _inside(root: Path, path: Path) -> bool:
-    real_root = root.resolve()
-    real_parent = path.parent.resolve()
-    return real_parent == real_root or real_root in real_parent.parents
+class _Dirs:
+    """Directories of OUT, made on demand, never through a symlink.
+
+    Each directory is checked once, component by component from OUT down: a component that
+    is a symlink (an OUT written into with --force may hold one) refuses everything below
+    it, so porter cannot be led to write outside OUT.
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.known: dict[str, bool] = {"": True}
+
+    def ready(self, rel_dir: str) -> bool:
+        if rel_dir in self.known:
+            return self.known[rel_dir]
+        parent, _, name = rel_dir.rpartition("/")
+        ok = self.ready(parent)
+        if ok:
+            path = self.out / rel_dir
+            if path.is_symlink():
+                ok = False
+            elif not path.is_dir():
+                if path.exists():
+                    path.unlink()  # a file where SRC has a directory: SRC wins
+                path.mkdir()
+        self.known[rel_dir] = ok
+        return ok
 
 
 def write_tree(run: RunResult, out: Path) -> list[str]:
     """Write OUT: converted files, copies of the rest, symlinks as links. Returns problems."""
     problems: list[str] = []
     out.mkdir(parents=True, exist_ok=True)
+    dirs = _Dirs(out)
+    fresh = not any(out.iterdir())
     for result in run.results:
-        dest = out / result.path
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if not _inside(out, dest):
+        if not dirs.ready(result.path.rpartition("/")[0]):
             problems.append(f"{result.path}: not written, its directory in OUT leads outside OUT")
             continue
-        if dest.is_symlink() or (dest.exists() and dest.is_dir()):
+        dest = out / result.path
+        if not fresh and (dest.is_symlink() or dest.is_dir()):
             _remove(dest)
         source = run.src / result.path
         try:
@@ -66,8 +90,10 @@ def write_tree(run: RunResult, out: Path) -> list[str]:
         except OSError as exc:
             problems.append(f"{result.path}: not written: {exc.strerror}")
     for rel in run.symlinks:
+        if not dirs.ready(rel.rpartition("/")[0]):
+            problems.append(f"{rel}: not written, its directory in OUT leads outside OUT")
+            continue
         dest = out / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
         if dest.is_symlink() or dest.exists():
             _remove(dest)
         os.symlink(os.readlink(run.src / rel), dest)
