@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from porter.edits import agreeing_duplicates, apply_edits, edit_records, select_edits
@@ -113,9 +113,22 @@ def analyze_python(path: str, data: bytes, rules: RuleSet, active: list, version
     if ops:
         table = load_api_table(rules.target, version)
         uses = api_uses(ctx, table)
-        findings += op_check(ctx, op_rules, table, uses)
+        findings += _rewritten_as_info(ctx, op_check(ctx, op_rules, table, uses), findings)
         apis = tuple(sorted({(u.entry.api, u.entry.status) for u in uses}))
     return Analysis(text, findings, apis)
+
+
+def _rewritten_as_info(ctx: FileContext, op_findings: list[Finding], findings: list[Finding]) -> list[Finding]:
+    """An API use that a rule rewrites (`.cuda()`, `torch.backends.cuda...`) stays reported,
+    for its table note, but as `info`: the rule's edit already deals with the CUDA name."""
+    edited = [(ctx.index.line_col(f.edit.start), ctx.index.line_col(f.edit.end)) for f in findings if f.edit]
+    out = []
+    for f in op_findings:
+        start, end = (f.line, f.col), (f.end_line or f.line, f.end_col or f.col)
+        if any(a < end and start < b or a == start for a, b in edited):
+            f = replace(f, severity="info", message=f"{f.message} (porter rewrites this use)")
+        out.append(f)
+    return out
 
 
 def parse(text: str, path: str) -> ast.Module:
