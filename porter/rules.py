@@ -71,11 +71,19 @@ class Rule:
     source: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RuleSet:
     target: str
     rules: tuple[Rule, ...]
     digest: str  # hash of the rule files, part of the cache key
+
+    # Identity is the target and the digest of the files: cheap to hash, and rule sets are
+    # keys of several per-process caches (screens, rule lookups) on the hot path.
+    def __hash__(self) -> int:
+        return hash((self.target, self.digest))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RuleSet) and (self.target, self.digest) == (other.target, other.digest)
 
     def by_code(self, code: str) -> Rule | None:
         return next((r for r in self.rules if r.code == code), None)
