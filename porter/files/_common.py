@@ -6,6 +6,7 @@ a file porter can edit safely, so it is reported as skipped and copied unchanged
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from porter.edits import apply_edits, edit_records, select_edits
@@ -70,3 +71,18 @@ def build_result(file: TextFile, findings: list[Finding], kind: str, extra: list
 
 def skipped(path: str, kind: str, reason: str) -> FileResult:
     return FileResult(path, "skipped", kind=kind, reason=reason)
+
+
+def open_text(path: str, data: bytes, kind: str, what: str, screen: re.Pattern[str] | None = None) -> TextFile | FileResult:
+    """The decoded file, or the result to return at once: `skipped` when it is not text
+    porter can edit, `unchanged` when `screen` is given and finds none of its words."""
+    file = decode_text(path, data, what)
+    if isinstance(file, str):
+        return skipped(path, kind, file)
+    if screen is not None and not screen.search(file.text):
+        return FileResult(path, "unchanged", kind=kind)
+    return file
+
+
+# A screen for "no rule of this kind is active": never matches.
+NOTHING = re.compile(r"(?!)")

@@ -12,7 +12,7 @@ import json
 import re
 from functools import lru_cache
 
-from porter.files._common import build_result, decode_text, skipped
+from porter.files._common import NOTHING, build_result, open_text, skipped
 from porter.files._config_rules import hit_message, match_tree, screen_words
 from porter.files._jsontree import JsonError, parse_json
 from porter.filetypes import register
@@ -36,12 +36,9 @@ def _screen(rules: RuleSet) -> re.Pattern[str] | None:
 def convert_json(path: str, data: bytes, rules: RuleSet, version: str | None = None,
                  select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> FileResult:
     """Findings and value edits for one JSON file. Never raises for bad input."""
-    file = decode_text(path, data, "JSON")
-    if isinstance(file, str):
-        return skipped(path, KIND, file)
-    screen = _screen(rules)
-    if screen is None or not screen.search(file.text):
-        return FileResult(path, "unchanged", kind=KIND)
+    file = open_text(path, data, KIND, "JSON", _screen(rules) or NOTHING)
+    if isinstance(file, FileResult):
+        return file
     try:
         top = json.loads(file.text)
     except (json.JSONDecodeError, RecursionError) as exc:

@@ -12,7 +12,7 @@ import json
 import re
 
 from porter.edits import apply_edits, edit_records, select_edits
-from porter.files._common import build_result, decode_text, skipped
+from porter.files._common import build_result, open_text, skipped
 from porter.files._configtree import Mapping, Scalar, Sequence, top_keys
 from porter.files._jsontree import JsonError, parse_json
 from porter.files._notebook_cells import CellEdit, convert_cells
@@ -95,9 +95,9 @@ def _rewrite(text: str, parts: list[Scalar], edits: list[CellEdit], ascii_only: 
 def convert_notebook(path: str, data: bytes, rules: RuleSet, version: str | None = None,
                      select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> FileResult:
     """Findings and edits for the code cells of one notebook. Never raises for bad input."""
-    file = decode_text(path, data, "a notebook")
-    if isinstance(file, str):
-        return skipped(path, KIND, file)
+    file = open_text(path, data, KIND, "a notebook")
+    if isinstance(file, FileResult):
+        return file
     try:
         nb = json.loads(file.text)
         root = parse_json(file.text)

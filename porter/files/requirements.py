@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 
 from porter import filetypes
-from porter.files._common import build_result, decode_text, skipped
+from porter.files._common import build_result, open_text, skipped
 from porter.model import FileResult, Finding
 from porter.pyconvert import active_rules
 from porter.requirement_policy import RequirementPolicy, Verdict, requirement_findings
@@ -50,9 +50,9 @@ def convert_text(path: str, data: bytes, kind: str, find: Callable[[str], list[F
     give a skipped result (the file is copied as it is). `verify` may raise BrokenFile
     on the new text, which then leaves the file unchanged and says why.
     """
-    file = decode_text(path, data, f"a {kind} file")
-    if isinstance(file, str):
-        return skipped(path, kind, file)
+    file = open_text(path, data, kind, f"a {kind} file")
+    if isinstance(file, FileResult):
+        return file
     try:
         findings = find(file.text)
     except BrokenFile as exc:

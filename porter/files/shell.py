@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from porter.files._common import TextFile, build_result, decode_text, skipped
+from porter.files._common import TextFile, build_result, open_text, skipped
 from porter.files._shell_checks import (
     command_findings,
     env_findings,
@@ -57,9 +57,9 @@ def check_script(file: TextFile, script: Script, rules: RuleSet, version: str | 
 def convert_shell(path: str, data: bytes, rules: RuleSet, version: str | None = None,
                   select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> FileResult:
     """Findings and edits for one shell script. Never raises for bad input."""
-    file = decode_text(path, data, "a shell script")
-    if isinstance(file, str):
-        return skipped(path, KIND, file)
+    file = open_text(path, data, KIND, "a shell script")
+    if isinstance(file, FileResult):
+        return file
     script = Script(file.text)
     line = script.error_line
     if line is not None:

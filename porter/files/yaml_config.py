@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from porter.files._common import build_result, decode_text, skipped
+from porter.files._common import NOTHING, build_result, open_text, skipped
 from porter.files._config_rules import hit_message, match_tree, screen_words
 from porter.files._yamltree import YamlError, parse_yaml
 from porter.files.docker import is_compose  # compose files are docker.py's
@@ -36,12 +36,9 @@ def _screen(rules: RuleSet) -> re.Pattern[str] | None:
 def convert_yaml(path: str, data: bytes, rules: RuleSet, version: str | None = None,
                  select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> FileResult:
     """Findings and scalar edits for one YAML file. Never raises for bad input."""
-    file = decode_text(path, data, "YAML")
-    if isinstance(file, str):
-        return skipped(path, KIND, file)
-    screen = _screen(rules)
-    if screen is None or not screen.search(file.text):
-        return FileResult(path, "unchanged", kind=KIND)
+    file = open_text(path, data, KIND, "YAML", _screen(rules) or NOTHING)
+    if isinstance(file, FileResult):
+        return file
     try:
         docs = parse_yaml(file.text)
     except YamlError as exc:
