@@ -148,3 +148,25 @@ def test_usage_errors_exit_2(tmp_path):
     assert _run("convert", str(tmp_path), "--target", "tpu").exit_code == 2
     assert _run("convert", str(tmp_path / "missing"), "--target", "mlu").exit_code == 2
     assert _run("convert", str(tmp_path), "--target", "mlu", "--target-version", "9.9").exit_code == 2
+
+
+def test_target_version_picks_the_rules_for_that_torch_mlu_line(tmp_path):
+    """torch.amp.custom_fwd(device_type=...) exists from torch 2.4; on 2.1 the MLU AMP module's own."""
+    src = tmp_path / "r"
+    src.mkdir()
+    (src / "a.py").write_text("import torch\n\n\n@torch.cuda.amp.custom_fwd\ndef f(ctx, x):\n    return x\n")
+    new = _run("convert", str(src), "--target", "mlu", "--diff", "--no-cache")
+    old = _run("convert", str(src), "--target", "mlu", "--target-version", "2.1", "--diff", "--no-cache")
+    assert '+@torch.amp.custom_fwd(device_type="mlu")' in new.output
+    assert "+@torch.mlu.amp.custom_fwd\n" in old.output
+
+
+def test_select_and_ignore_by_code_prefix(tmp_path):
+    src = tmp_path / "r"
+    src.mkdir()
+    (src / "a.py").write_text('import torch\nx = torch.zeros(1).cuda()\ndist_backend = "nccl"\n')
+    only_names = _run("convert", str(src), "--target", "mlu", "--diff", "--no-cache", "--select", "PRT104")
+    assert "+x = torch.zeros(1).mlu()" in only_names.output and '"cncl"' not in only_names.output
+    assert "import torch_mlu" not in only_names.output  # PRT107 was not selected
+    no_nccl = _run("convert", str(src), "--target", "mlu", "--diff", "--no-cache", "--ignore", "PRT2")
+    assert '"cncl"' not in no_nccl.output and ".mlu()" in no_nccl.output
