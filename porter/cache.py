@@ -95,14 +95,15 @@ def _digest(payload: str) -> str:
 
 
 def cached_map(work: Callable[[T], R], tasks: Sequence[T], keys: Sequence[str], size: Callable[[T], int],
-               jobs: int | None, cache: ResultCache | None, keep: Callable[[R], bool] = lambda r: True) -> list[R]:
+               jobs: int | None, cache: ResultCache | None, keep: Callable[[R], bool] = lambda r: True,
+               meanwhile: Callable[[], None] | None = None) -> list[R]:
     """`map_files(work, tasks)`, answering from the cache where an entry verifies and
     storing the new results that `keep` accepts (not porter's own failures)."""
     if cache is None:
-        return map_files(work, tasks, size, jobs)
+        return map_files(work, tasks, size, jobs, meanwhile)
     results: list[R | None] = [cache.get(k) for k in keys]
     missing = [i for i, r in enumerate(results) if r is None]
-    for i, result in zip(missing, map_files(work, [tasks[i] for i in missing], size, jobs)):
+    for i, result in zip(missing, map_files(work, [tasks[i] for i in missing], size, jobs, meanwhile)):
         results[i] = result
         if keep(result):
             cache.put(keys[i], result)

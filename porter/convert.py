@@ -6,7 +6,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from porter.output import check_destination, default_out, write_in_place, write_tree
+from porter.output import TreeWriter, check_destination, default_out, write_in_place
 from porter.reports.json_report import build_report, write_json
 from porter.reports.html import write_html
 from porter.reports.markdown import render_markdown
@@ -54,12 +54,20 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
         check_destination(src, out, opts.force)
     exclude = out.resolve() if out is not None and not opts.in_place else None
     cache = ResultCache(opts.cache_dir) if opts.cache_dir else None
-    run = convert_tree(src, rules, opts.version, opts.jobs, opts.select, opts.ignore, exclude, cache)
+    # Files no rule can touch are copied into OUT while the workers convert the others.
+    writer = TreeWriter(src, out) if out is not None and not opts.in_place else None
+    run = convert_tree(src, rules, opts.version, opts.jobs, opts.select, opts.ignore, exclude, cache,
+                       meanwhile=writer.write if writer else None)
     report = build_report(run, rules, out)
     if out is None:
         return run, report, None
     patch = patch_bytes(run)  # before an in-place write replaces SRC's files
-    problems = write_in_place(run) if opts.in_place else write_tree(run, out)
+    if writer is not None:
+        writer.write(run.results)
+        writer.links(run.symlinks)
+        problems = writer.problems
+    else:
+        problems = write_in_place(run)
     for problem in problems:
         print(f"porter: {problem}", file=sys.stderr)
     report_dir = out / REPORT_DIR

@@ -14,6 +14,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from porter.model import FileResult
 from porter.runner import RunResult
 
 
@@ -67,37 +68,56 @@ class _Dirs:
         return ok
 
 
+class TreeWriter:
+    """Writes OUT in as many batches as come: converted files, copies of the rest, and
+    symlinks as links. Each file is written once; `problems` says what was not."""
+
+    def __init__(self, src: Path, out: Path) -> None:
+        self.src, self.out = src, out
+        out.mkdir(parents=True, exist_ok=True)
+        self.dirs = _Dirs(out)
+        self.fresh = not any(out.iterdir())
+        self.written: set[str] = set()
+        self.problems: list[str] = []
+
+    def write(self, results: list[FileResult]) -> None:
+        for result in results:
+            if result.path in self.written:
+                continue
+            self.written.add(result.path)
+            if not self.dirs.ready(result.path.rpartition("/")[0]):
+                self.problems.append(f"{result.path}: not written, its directory in OUT leads outside OUT")
+                continue
+            dest = self.out / result.path
+            if not self.fresh and (dest.is_symlink() or dest.is_dir()):
+                _remove(dest)
+            source = self.src / result.path
+            try:
+                if result.new_bytes is not None:
+                    dest.write_bytes(result.new_bytes)
+                    shutil.copymode(source, dest)
+                else:
+                    shutil.copy2(source, dest, follow_symlinks=False)
+            except OSError as exc:
+                self.problems.append(f"{result.path}: not written: {exc.strerror}")
+
+    def links(self, symlinks: list[str]) -> None:
+        for rel in symlinks:
+            if not self.dirs.ready(rel.rpartition("/")[0]):
+                self.problems.append(f"{rel}: not written, its directory in OUT leads outside OUT")
+                continue
+            dest = self.out / rel
+            if dest.is_symlink() or dest.exists():
+                _remove(dest)
+            os.symlink(os.readlink(self.src / rel), dest)
+
+
 def write_tree(run: RunResult, out: Path) -> list[str]:
-    """Write OUT: converted files, copies of the rest, symlinks as links. Returns problems."""
-    problems: list[str] = []
-    out.mkdir(parents=True, exist_ok=True)
-    dirs = _Dirs(out)
-    fresh = not any(out.iterdir())
-    for result in run.results:
-        if not dirs.ready(result.path.rpartition("/")[0]):
-            problems.append(f"{result.path}: not written, its directory in OUT leads outside OUT")
-            continue
-        dest = out / result.path
-        if not fresh and (dest.is_symlink() or dest.is_dir()):
-            _remove(dest)
-        source = run.src / result.path
-        try:
-            if result.new_bytes is not None:
-                dest.write_bytes(result.new_bytes)
-                shutil.copymode(source, dest)
-            else:
-                shutil.copy2(source, dest, follow_symlinks=False)
-        except OSError as exc:
-            problems.append(f"{result.path}: not written: {exc.strerror}")
-    for rel in run.symlinks:
-        if not dirs.ready(rel.rpartition("/")[0]):
-            problems.append(f"{rel}: not written, its directory in OUT leads outside OUT")
-            continue
-        dest = out / rel
-        if dest.is_symlink() or dest.exists():
-            _remove(dest)
-        os.symlink(os.readlink(run.src / rel), dest)
-    return problems
+    """Write OUT for a whole run at once. Returns problems."""
+    writer = TreeWriter(run.src, out)
+    writer.write(run.results)
+    writer.links(run.symlinks)
+    return writer.problems
 
 
 def write_in_place(run: RunResult) -> list[str]:

@@ -8,6 +8,7 @@ copied as it is.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -50,8 +51,13 @@ def _work(args: tuple) -> FileResult:
 
 def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: int | None = None,
                  select: tuple = (), ignore: tuple = (), exclude: Path | None = None,
-                 cache: ResultCache | None = None) -> RunResult:
-    """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache."""
+                 cache: ResultCache | None = None,
+                 meanwhile: Callable[[list[FileResult]], None] | None = None) -> RunResult:
+    """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache.
+
+    `meanwhile` gets the results already known (files no rule can touch) while the workers
+    compute the others, so that copying them overlaps with the work.
+    """
     run = RunResult(src, rules.target, version)
     _RULESETS[rules.digest] = rules
     context = f"{rules.target}|{rules.digest}|{version}|{','.join(select)}|{','.join(ignore)}"
@@ -85,6 +91,8 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
         else:
             todo.append((entry.rel, data, (rules.target, rules.digest), version, select, ignore))
     keys = [cache_key(t[1], t[0], context) for t in todo] if cache else []
-    run.results.extend(cached_map(_work, todo, keys, lambda t: len(t[1]), jobs, cache, keep=lambda r: r.status != "failed"))
+    known = list(run.results)
+    run.results.extend(cached_map(_work, todo, keys, lambda t: len(t[1]), jobs, cache, keep=lambda r: r.status != "failed",
+                                  meanwhile=(lambda: meanwhile(known)) if meanwhile else None))
     run.results = sorted((replace(r, lines=lines.get(r.path, 0)) for r in run.results), key=lambda r: r.path)
     return run
