@@ -10,8 +10,10 @@ because LLaMA-Factory and the HF Trainer take the same fields as flags and as co
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from porter.files._configtree import Node, Scalar, ScalarValue, iter_pairs, render_like, top_keys
 from porter.kinds import register_kind
@@ -51,9 +53,14 @@ def screen_words(rules: Iterable[Rule]) -> set[str]:
     return {k.rsplit(".", 1)[-1].replace("*", "") for r in rules for k in r.params["keys"]} - {""}
 
 
+@lru_cache(maxsize=None)
+def _key_regex(pattern: str) -> re.Pattern[str]:
+    """The key pattern at the top or under any parent (`bf16` also matches `a.bf16`)."""
+    return re.compile(f"(?:{fnmatch.translate(pattern)})|(?:{fnmatch.translate('*.' + pattern)})")
+
+
 def _key_matches(pattern: str, path: tuple[str, ...]) -> bool:
-    dotted = ".".join(path)
-    return fnmatch.fnmatchcase(dotted, pattern) or fnmatch.fnmatchcase(dotted, "*." + pattern)
+    return _key_regex(pattern).match(".".join(path)) is not None
 
 
 def _same(value: ScalarValue, wanted: object) -> bool:
