@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
-
 
 from porter.model import Edit, Finding
 from porter.packages import PackageEntry, PackageTable, load_package_table
 from porter.rules import Rule
 from porter.textio import LineIndex
+
+if TYPE_CHECKING:  # packaging is imported where a requirement is parsed (start-up time)
+    from packaging.requirements import Requirement
+
 
 KIND = "requirement-string"
 # What a `requirement-string` rule's `on` may say: the table's actions, and the three

@@ -49,7 +49,7 @@ def converted(request, tmp_path_factory):
 
 def test_tree_matches_expected(converted):
     target, src, out, report = converted
-    expected_dir = REPOS / f"minitrain.expected" / target
+    expected_dir = REPOS / "minitrain.expected" / target
     actual = _files(out)
     listing = _findings_listing(report)
     if UPDATE:

@@ -114,7 +114,7 @@ def test_shell_scripts(rendered):
             check = subprocess.run([bash, "-n", str(path)], capture_output=True, text=True)
             assert check.returncode == 0, check.stderr
     run = (out / "run_lora.sh").read_text()
-    assert f'torchrun --nproc_per_node "$NPROC"' in run
+    assert 'torchrun --nproc_per_node "$NPROC"' in run
     assert f"--ddp_backend {facts.backend}" in run
     assert ('python "$HERE/train_lora.py"' in run) != deepspeed
 

@@ -17,7 +17,7 @@ from porter.files._config_rules import hit_message, match_pairs
 from porter.files._configtree import Scalar
 from porter.files._shell_syntax import Script, Word, command_words, identities
 from porter.kinds import register_kind
-from porter.kinds.env_var import _new_name, _rule_for  # the same rename table as the Python rule
+from porter.kinds.env_var import renamed_variable, rule_for_name  # the same rename table as the Python rule
 from porter.model import Finding
 from porter.rules import Rule, RuleSet
 
@@ -53,9 +53,9 @@ def env_findings(file: TextFile, script: Script, rules: list[Rule], ruleset: Rul
                 break  # the command env runs; its own words are not env's
     for start, end, name, is_set in spans:
         for rule, src in sources:
-            if _rule_for(name, [src]) is None:
+            if rule_for_name(name, [src]) is None:
                 continue
-            new = _new_name(name, src)
+            new = renamed_variable(name, src)
             if new is not None:
                 yield file.finding(rule, (start, end), f"{name} -> {new}", replacement=new, subject=name)
             elif is_set:

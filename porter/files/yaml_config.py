@@ -2,7 +2,7 @@
 
 Each document is identified by its top-level keys (porter/files/_config_rules.py); only
 training and accelerate configs are looked at, everything else (CI workflows, data cards,
-compose files, which porter/files/docker.py owns) is left alone. Edits replace single scalars
+compose files, which porter/files/compose.py owns) is left alone. Edits replace single scalars
 in the original text, so comments, order and quoting survive byte for byte.
 """
 
@@ -14,7 +14,7 @@ from functools import lru_cache
 from porter.files._common import NOTHING, build_result, open_text, skipped
 from porter.files._config_rules import hit_message, match_tree, screen_words
 from porter.files._yamltree import YamlError, parse_yaml
-from porter.files.docker import is_compose  # compose files are docker.py's
+from porter.files.compose import is_compose  # compose files are compose.py's
 from porter.filetypes import register
 from porter.model import FileResult
 from porter.pyconvert import active_rules

@@ -32,14 +32,14 @@ def screen_words(rules: list[Rule]) -> set[str]:
     return {n.rstrip("*") for r in rules for n in r.params["names"]}
 
 
-def _rule_for(name: str, rules: list[Rule]) -> Rule | None:
+def rule_for_name(name: str, rules: list[Rule]) -> Rule | None:
     for rule in rules:
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in rule.params["names"]):
             return rule
     return None
 
 
-def _new_name(name: str, rule: Rule) -> str | None:
+def renamed_variable(name: str, rule: Rule) -> str | None:
     replace = rule.params.get("replace") or {}
     if name in replace:
         return replace[name]
@@ -64,7 +64,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         if isinstance(node, ast.Constant):
             if isinstance(ctx.parents.get(node), ast.JoinedStr):
                 continue  # a literal part of an f-string: scanned with the whole f-string
-            rule = _rule_for(node.value, rules)
+            rule = rule_for_name(node.value, rules)
             if rule is not None:
                 body = literal_body(source)
                 if body is not None and source[body[0]:body[1]] == node.value:
@@ -77,13 +77,13 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             continue
         text = source[body[0]:body[1]]
         for match in _ASSIGNED.finditer(text):
-            rule = _rule_for(match.group(1), rules)
+            rule = rule_for_name(match.group(1), rules)
             if rule is not None and _COMMAND_PREFIX.search(text[: match.start(1)].lstrip()):
                 yield _finding(ctx, rule, match.group(1), start + body[0] + match.start(1))
 
 
 def _finding(ctx: FileContext, rule: Rule, name: str, offset: int) -> Finding:
-    new = _new_name(name, rule)
+    new = renamed_variable(name, rule)
     span = (offset, offset + len(name))
     if new is None:
         summary = rule.message or rule.summary
