@@ -12,9 +12,9 @@ working (`from torch import cuda` -> `from torch import mlu as cuda`). With
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterable
 
+from porter.kinds._name_table import NameTable, check_import, check_import_from
 from porter.model import Finding
 from porter.pycontext import FileContext
 from porter.rules import Rule
@@ -22,7 +22,6 @@ from porter.rules import Rule
 REQUIRED: dict[str, type] = {"match": list}
 OPTIONAL: dict[str, type] = {"replace": dict, "add_keywords": dict, "exact": bool, "report": bool}
 
-_FROM_MODULE = re.compile(r"^from\s+([\w.]+)\s+import\b")
 
 
 # Components too common to tell anything about a file.
@@ -44,42 +43,12 @@ def screen_words(rules: list[Rule]) -> set[str]:
     return {screen_word(name) for r in rules for name in r.params["match"]}
 
 
-class _Table:
-    """Longest-prefix lookup over all rules of this kind."""
-
-    def __init__(self, rules: list[Rule]) -> None:
-        self.entries: dict[str, Rule] = {}
-        for rule in rules:
-            for name in rule.params["match"]:
-                self.entries[name] = rule
-
-    def lookup(self, qual: str) -> tuple[str, Rule] | None:
-        parts = qual.split(".")
-        for k in range(len(parts), 0, -1):
-            prefix = ".".join(parts[:k])
-            rule = self.entries.get(prefix)
-            if rule is not None:
-                if rule.params.get("exact") and k != len(parts):
-                    return None
-                return prefix, rule
-        return None
-
-    def renamed(self, qual: str) -> str:
-        hit = self.lookup(qual)
-        if hit is None:
-            return qual
-        prefix, rule = hit
-        replace = rule.params.get("replace") or {}
-        new_prefix = replace.get(prefix)
-        return qual if new_prefix is None else new_prefix + qual[len(prefix):]
-
-
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
-    table = _Table(rules)
+    table = NameTable(rules)
     for node in ctx.nodes(ast.Import):
-        yield from _check_import(ctx, table, node)
+        yield from check_import(ctx, table, node)
     for node in ctx.nodes(ast.ImportFrom):
-        yield from _check_import_from(ctx, table, node)
+        yield from check_import_from(ctx, table, node)
     for node in ctx.nodes(ast.Attribute, ast.Name):
         parent = ctx.parents.get(node)
         if isinstance(parent, ast.Attribute) and parent.value is node:
@@ -101,7 +70,7 @@ def _chain(node: ast.AST) -> tuple[ast.Name, list[ast.Attribute]]:
     return node, list(reversed(attrs))
 
 
-def _check_use(ctx: FileContext, table: _Table, node: ast.AST, qual: str, rule: Rule) -> Iterable[Finding]:
+def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rule: Rule) -> Iterable[Finding]:
     replace = rule.params.get("replace")
     if not replace and not rule.params.get("add_keywords"):
         yield ctx.finding(rule, node, subject=qual)
@@ -196,83 +165,3 @@ def _keyword_edit(ctx: FileContext, rule: Rule, node: ast.AST, keywords: dict, q
 def _is_decorator(ctx: FileContext, node: ast.AST) -> bool:
     parent = ctx.parents.get(node)
     return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in parent.decorator_list
-
-
-def _split_import(ctx: FileContext, table: _Table, node: ast.ImportFrom, rule: Rule) -> Finding:
-    """`from torch.cuda.amp import autocast, custom_fwd` -> one import per new module."""
-    start, end = ctx.span(node)
-    line_start = ctx.index.starts[node.lineno - 1]
-    indent = ctx.text[line_start:start]
-    if indent.strip():
-        return ctx.finding(rule, node, f"names imported from {node.module} move to different modules; split this import by hand", severity="warning", subject=node.module)
-    groups: dict[str, list[str]] = {}
-    for alias in node.names:
-        new = table.renamed(f"{node.module}.{alias.name}")
-        parent, name = new.rsplit(".", 1)
-        local = alias.asname or alias.name
-        groups.setdefault(parent, []).append(name if name == local else f"{name} as {local}")
-    newline = "\r\n" if ctx.text[line_start:].split("\n", 1)[0].endswith("\r") else "\n"
-    statements = [f"from {parent} import {', '.join(names)}" for parent, names in groups.items()]
-    return ctx.finding(rule, node, f"split: {'; '.join(statements)}", replacement=(newline + indent).join(statements), subject=node.module)
-
-
-def _check_import(ctx: FileContext, table: _Table, node: ast.Import) -> Iterable[Finding]:
-    for alias in node.names:
-        hit = table.lookup(alias.name)
-        if hit is None:
-            continue
-        rule = hit[1]
-        new = table.renamed(alias.name)
-        if not rule.params.get("replace"):
-            yield ctx.finding(rule, alias, subject=alias.name)
-        elif new != alias.name and alias.asname:
-            # Without an alias the statement binds only the top package, which stays valid.
-            start = ctx.span(alias)[0]
-            if ctx.text.startswith(alias.name, start):
-                yield ctx.finding(rule, (start, start + len(alias.name)), f"{alias.name} -> {new}", replacement=new, subject=alias.name)
-
-
-def _check_import_from(ctx: FileContext, table: _Table, node: ast.ImportFrom) -> Iterable[Finding]:
-    if node.level or not node.module:
-        return
-    new_parents: set[str] = set()
-    changes: list[tuple[ast.alias, str, Rule]] = []
-    for alias in node.names:
-        qual = f"{node.module}.{alias.name}"
-        hit = table.lookup(qual)
-        if hit is None:
-            new_parents.add(node.module)
-            continue
-        rule = hit[1]
-        if not rule.params.get("replace"):
-            yield ctx.finding(rule, alias, subject=qual)
-            new_parents.add(node.module)
-            continue
-        new = table.renamed(qual)
-        new_parents.add(new.rsplit(".", 1)[0])
-        changes.append((alias, new, rule))
-    if not changes or all(f"{node.module}.{a.name}" == new for a, new, _ in changes):
-        return
-    start, end = ctx.span(node)
-    if len(new_parents) != 1:
-        # One edit, credited to every rule whose name moves (reported once per rule, applied once).
-        for rule in dict.fromkeys(r for _, _, r in changes):
-            yield _split_import(ctx, table, node, rule)
-        return
-    new_module = new_parents.pop()
-    rule = changes[0][2]
-    match = _FROM_MODULE.match(ctx.text[start:end])
-    if new_module != node.module:
-        if match is None or match.group(1) != node.module:
-            yield ctx.finding(rule, node, f"cannot rewrite this import's layout; change {node.module} to {new_module} by hand", severity="warning", subject=node.module)
-            return
-        yield ctx.finding(rule, (start + match.start(1), start + match.end(1)), f"{node.module} -> {new_module}", replacement=new_module, subject=node.module)
-    for alias, new, rule in changes:
-        new_name = new.rsplit(".", 1)[1]
-        if new_name == alias.name:
-            continue
-        a_start = ctx.span(alias)[0]
-        if not ctx.text.startswith(alias.name, a_start):
-            continue
-        replacement = new_name if alias.asname else f"{new_name} as {alias.name}"
-        yield ctx.finding(rule, (a_start, a_start + len(alias.name)), f"{node.module}.{alias.name} -> {new}", replacement=replacement, subject=f"{node.module}.{alias.name}")
