@@ -112,14 +112,6 @@ class TreeWriter:
             os.symlink(os.readlink(self.src / rel), dest)
 
 
-def write_tree(run: RunResult, out: Path) -> list[str]:
-    """Write OUT for a whole run at once. Returns problems."""
-    writer = TreeWriter(run.src, out)
-    writer.write(run.results)
-    writer.links(run.symlinks)
-    return writer.problems
-
-
 def write_in_place(run: RunResult) -> list[str]:
     """Replace each changed file of SRC atomically, keeping its mode."""
     problems: list[str] = []

@@ -20,7 +20,7 @@ from porter.suppress import split_suppressed, suppressions
 from porter.optables import load_api_table
 from porter.opscan import KIND as OP_KIND, api_uses, check as op_check
 from porter.rules import RuleSet
-from porter.textio import LineIndex, decode_python, encode_python
+from porter.textio import Decoded, LineIndex, decode_python, encode_python
 
 
 @lru_cache(maxsize=None)
@@ -35,6 +35,12 @@ def screen_pattern(rules: RuleSet) -> re.Pattern[str]:
     # Whole words (`cuda` but not `use_cuda_amp`); a word ending in "_" is a prefix (`NCCL_`).
     alternatives = [re.escape(w) + ("" if w.endswith("_") else r"\b") for w in sorted(words, key=len, reverse=True)]
     return re.compile(r"\b(?:" + "|".join(alternatives) + ")")
+
+
+@lru_cache(maxsize=None)
+def bytes_screen(rules: RuleSet) -> re.Pattern[bytes]:
+    """`screen_pattern` for raw file bytes: the parent screens files before decoding them."""
+    return re.compile(screen_pattern(rules).pattern.encode())
 
 
 def active_rules(rules: RuleSet, version: str | None, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()):
@@ -85,6 +91,7 @@ class Analysis:
     findings: list[Finding]
     apis: tuple[tuple[str, str], ...] = ()
     skipped: str | None = None
+    decoded: Decoded | None = None  # encoding and BOM, to write the converted text back
 
 
 def analyze_python(path: str, data: bytes, rules: RuleSet, active: list, version: str | None) -> Analysis | None:
@@ -94,7 +101,8 @@ def analyze_python(path: str, data: bytes, rules: RuleSet, active: list, version
     no mention of torch) — then it is not even parsed.
     """
     try:
-        text = decode_python(data).text
+        decoded = decode_python(data)
+        text = decoded.text
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
         return Analysis("", [], skipped=f"cannot decode: {exc}")
     op_rules = [r for r in active if r.kind == OP_KIND]
@@ -115,7 +123,7 @@ def analyze_python(path: str, data: bytes, rules: RuleSet, active: list, version
         uses = api_uses(ctx, table)
         findings += _rewritten_as_info(ctx, op_check(ctx, op_rules, table, uses), findings)
         apis = tuple(sorted({(u.entry.api, u.entry.status) for u in uses}))
-    return Analysis(text, findings, apis)
+    return Analysis(text, findings, apis, decoded=decoded)
 
 
 def _rewritten_as_info(ctx: FileContext, op_findings: list[Finding], findings: list[Finding]) -> list[Finding]:
@@ -168,7 +176,7 @@ def convert_python(path: str, data: bytes, rules: RuleSet, version: str | None =
         "changed",
         edits=tuple(edit_records(text, LineIndex(text), shown)),
         findings=kept,
-        new_bytes=encode_python(decode_python(data), new_text),
+        new_bytes=encode_python(analysis.decoded, new_text),
         reason=None if not dropped else f"{len(dropped)} overlapping edit(s) dropped",
         apis=analysis.apis,
     )

@@ -7,7 +7,6 @@ copied as it is.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 from porter import filetypes
 from porter.cache import ResultCache, cache_key, cached_map
 from porter.model import FileResult
-from porter.pyconvert import active_rules, screen_pattern
+from porter.pyconvert import active_rules, bytes_screen
 from porter.rules import RuleSet, load_rules
 from porter.tree import walk
 from porter.vendor_paths import KIND as VENDOR_KIND, kept_result, vendor_word
@@ -61,7 +60,7 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
     run = RunResult(src, rules.target, version)
     _RULESETS[rules.digest] = rules
     context = f"{rules.target}|{rules.digest}|{version}|{','.join(select)}|{','.join(ignore)}"
-    screen = re.compile(screen_pattern(rules).pattern.encode())
+    screen = bytes_screen(rules)
     active = active_rules(rules, version, select, ignore)
     ops = any(r.kind == "op-table" for r in active)
     vendor_rules = [r for r in active if r.kind == VENDOR_KIND]

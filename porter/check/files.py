@@ -8,9 +8,7 @@ would make becomes a finding.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 from porter import filetypes
 from porter.check.model import FileCheck, line_hash
@@ -18,7 +16,7 @@ from porter.check.options import CheckOptions, rules_for
 from porter.suppress import split_suppressed, suppressions
 from porter.model import Finding
 from porter.opscan import KIND
-from porter.pyconvert import analyze_python, screen_pattern
+from porter.pyconvert import analyze_python, bytes_screen
 from porter.rules import RuleSet
 from porter.textio import LineIndex
 
@@ -34,7 +32,7 @@ class Task:
 
 def wants_python(data: bytes, rules: RuleSet) -> bool:
     """Whether a Python file can produce any finding: it names torch or a rule's word."""
-    return b"torch" in data or _bytes_screen(rules).search(data) is not None
+    return b"torch" in data or bytes_screen(rules).search(data) is not None
 
 
 def check_file(task: Task) -> FileCheck:
@@ -93,8 +91,3 @@ def _finish(rel: str, kind: str, text: str, findings: list[Finding], apis: tuple
     index = LineIndex(text)
     hashes = tuple(line_hash(index.line_text(f.line)) if f.line <= len(index.starts) else "" for f in findings)
     return FileCheck(rel, kind, tuple(findings), hashes, apis, suppressed)
-
-
-@lru_cache(maxsize=None)
-def _bytes_screen(rules: RuleSet) -> re.Pattern[bytes]:
-    return re.compile(screen_pattern(rules).pattern.encode())
