@@ -48,20 +48,25 @@ def converted(request, tmp_path_factory):
 
 
 def test_tree_matches_expected(converted):
+    """OUT holds exactly SRC's files; those porter changes equal the reviewed expected tree
+    (which holds only the changed files), every other one equals SRC byte for byte."""
     target, src, out, report = converted
     expected_dir = REPOS / "minitrain.expected" / target
-    actual = _files(out)
+    actual, original = _files(out), _files(src)
+    changed = {rel: data for rel, data in actual.items() if original.get(rel) != data}
     listing = _findings_listing(report)
     if UPDATE:
         shutil.rmtree(expected_dir, ignore_errors=True)
-        for rel, data in actual.items():
+        expected_dir.mkdir(parents=True)
+        for rel, data in changed.items():
             (expected_dir / "tree" / rel).parent.mkdir(parents=True, exist_ok=True)
             (expected_dir / "tree" / rel).write_bytes(data)
         (expected_dir / "findings.txt").write_text(listing, encoding="utf-8")
-    expected = _files(expected_dir / "tree")
-    assert sorted(actual) == sorted(expected)
-    for rel in actual:
-        assert actual[rel] == expected[rel], f"{rel} differs from the expected tree"
+    expected = _files(expected_dir / "tree") if (expected_dir / "tree").is_dir() else {}
+    assert sorted(actual) == sorted(original)
+    assert sorted(changed) == sorted(expected)
+    for rel in changed:
+        assert changed[rel] == expected[rel], f"{rel} differs from the expected tree"
     assert listing == (expected_dir / "findings.txt").read_text(encoding="utf-8")
 
 
