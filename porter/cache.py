@@ -4,6 +4,11 @@ Each entry is one JSON file named by its key, written atomically (temporary file
 rename), so two runs sharing the directory never see half an entry. An entry carries a
 checksum of its own payload; anything that does not load, does not verify or does not
 match the key exactly is ignored and recomputed, never trusted.
+
+Besides one entry per file, a run stores all its results as one batch entry, keyed by the
+keys of all its files: a re-run of an unchanged tree (the usual CI case) reads one file
+instead of one per source file. A run with one file changed misses the batch, reads the
+per-file entries and computes only that file.
 """
 
 from __future__ import annotations
@@ -66,18 +71,38 @@ class ResultCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> FileResult | None:
+    def get(self, key: str) -> Any | None:
         try:
-            entry = json.loads(self._path(key).read_text(encoding="utf-8"))
-            payload = entry["payload"]
-            if entry.get("key") != key or entry.get("sha256") != _digest(payload):
-                return None
-            return self.decode(json.loads(payload))
+            return self.decode(self._read(key))
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def put(self, key: str, result: FileResult) -> None:
-        payload = json.dumps(self.encode(result), sort_keys=True)
+    def put(self, key: str, result: Any) -> None:
+        self._write(key, self.encode(result))
+
+    def get_batch(self, key: str, count: int) -> list | None:
+        """The `count` results stored together under `key`, or None."""
+        try:
+            data = self._read(key)
+            if not isinstance(data, list) or len(data) != count:
+                return None
+            return [self.decode(item) for item in data]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def put_batch(self, key: str, results: Sequence[Any]) -> None:
+        self._write(key, [self.encode(r) for r in results])
+
+    def _read(self, key: str) -> Any:
+        """The verified payload of an entry; raises when it is missing or does not verify."""
+        entry = json.loads(self._path(key).read_text(encoding="utf-8"))
+        payload = entry["payload"]
+        if entry.get("key") != key or entry.get("sha256") != _digest(payload):
+            raise ValueError("cache entry does not verify")
+        return json.loads(payload)
+
+    def _write(self, key: str, data: Any) -> None:
+        payload = json.dumps(data, sort_keys=True)
         entry = json.dumps({"key": key, "sha256": _digest(payload), "payload": payload})
         path = self._path(key)
         try:
@@ -98,16 +123,34 @@ def cached_map(work: Callable[[T], R], tasks: Sequence[T], keys: Sequence[str], 
                jobs: int | None, cache: ResultCache | None, keep: Callable[[R], bool] = lambda r: True,
                meanwhile: Callable[[], None] | None = None) -> list[R]:
     """`map_files(work, tasks)`, answering from the cache where an entry verifies and
-    storing the new results that `keep` accepts (not porter's own failures)."""
+    storing the new results that `keep` accepts (not porter's own failures).
+
+    The whole list is also stored as one batch entry (when every result is kept), which
+    answers the next run of exactly the same tasks in one read."""
     if cache is None:
         return map_files(work, tasks, size, jobs, meanwhile)
+    batch_key = _batch_key(keys)
+    batch = cache.get_batch(batch_key, len(keys))
+    if batch is not None:
+        if meanwhile is not None:
+            meanwhile()
+        return batch
     results: list[R | None] = [cache.get(k) for k in keys]
     missing = [i for i, r in enumerate(results) if r is None]
     for i, result in zip(missing, map_files(work, [tasks[i] for i in missing], size, jobs, meanwhile)):
         results[i] = result
         if keep(result):
             cache.put(keys[i], result)
+    if all(keep(r) for r in results):  # type: ignore[arg-type]
+        cache.put_batch(batch_key, results)
     return results  # type: ignore[return-value]
+
+
+def _batch_key(keys: Sequence[str]) -> str:
+    h = hashlib.sha256(b"batch\n")
+    for key in keys:
+        h.update(key.encode("ascii"))
+    return h.hexdigest()
 
 
 def encode_finding(f: Finding) -> dict:
@@ -127,6 +170,7 @@ def encode_file_result(r: FileResult) -> dict:
         "findings": [encode_finding(f) for f in r.findings],
         "new_bytes": None if r.new_bytes is None else base64.b64encode(r.new_bytes).decode("ascii"),
         "apis": [list(a) for a in r.apis],
+        "diff": base64.b64encode(r.diff).decode("ascii"),
     }
 
 
@@ -137,4 +181,5 @@ def decode_file_result(d: dict) -> FileResult:
         findings=tuple(decode_finding(f) for f in d["findings"]),
         new_bytes=None if d["new_bytes"] is None else base64.b64decode(d["new_bytes"], validate=True),
         apis=tuple((api, status) for api, status in d["apis"]),
+        diff=base64.b64decode(d["diff"], validate=True),
     )

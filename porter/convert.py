@@ -7,10 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from porter.output import TreeWriter, check_destination, default_out, write_in_place
-from porter.reports.json_report import build_report, write_json
-from porter.reports.html import write_html
-from porter.reports.markdown import render_markdown
-from porter.reports.patch import file_diff
+from porter.reports.json_report import build_report
+from porter.reports.write import write_reports
 from porter.rules import load_rules
 from porter.runner import RunResult, convert_tree
 from porter.cache import ResultCache
@@ -33,12 +31,8 @@ class ConvertOptions:
 
 
 def patch_bytes(run: RunResult) -> bytes:
-    """The unified diff of every changed file, in path order."""
-    parts = []
-    for r in run.results:
-        if r.new_bytes is not None:
-            parts.append(file_diff(r.path, (run.src / r.path).read_bytes(), r.new_bytes))
-    return b"".join(parts)
+    """The unified diff of every changed file, in path order (each made by its worker)."""
+    return b"".join(r.diff for r in run.results if r.new_bytes is not None)
 
 
 def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | None]:
@@ -70,12 +64,7 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
         problems = write_in_place(run)
     for problem in problems:
         print(f"porter: {problem}", file=sys.stderr)
-    report_dir = out / REPORT_DIR
-    report_dir.mkdir(parents=True, exist_ok=True)
-    (report_dir / "changes.patch").write_bytes(patch)
-    write_json(report, report_dir / "report.json")
-    (report_dir / "report.md").write_text(render_markdown(report), encoding="utf-8")
-    write_html(report, report_dir)
+    write_reports(report, patch, out / REPORT_DIR, opts.cache_dir)
     render_lora(out, out / LORA_DIR, opts.target)
     return run, report, out
 

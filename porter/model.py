@@ -69,3 +69,4 @@ class FileResult:
     new_bytes: bytes | None = field(default=None, repr=False)
     lines: int = 0  # lines of the original file, for the share of lines changed
     apis: tuple[tuple[str, str], ...] = ()  # (torch API, its status in the target's table)
+    diff: bytes = field(default=b"", repr=False)  # this file's part of changes.patch

@@ -21,6 +21,7 @@ from porter.optables import load_api_table
 from porter.opscan import KIND as OP_KIND, api_uses, check as op_check
 from porter.rules import RuleSet
 from porter.textio import Decoded, LineIndex, decode_python, encode_python
+from porter.wordregex import word_alternation
 
 
 @lru_cache(maxsize=None)
@@ -33,8 +34,8 @@ def screen_pattern(rules: RuleSet) -> re.Pattern[str]:
             words |= module.screen_words(kind_rules)
     words.discard("")
     # Whole words (`cuda` but not `use_cuda_amp`); a word ending in "_" is a prefix (`NCCL_`).
-    alternatives = [re.escape(w) + ("" if w.endswith("_") else r"\b") for w in sorted(words, key=len, reverse=True)]
-    return re.compile(r"\b(?:" + "|".join(alternatives) + ")")
+    whole = [w for w in words if not w.endswith("_")]
+    return re.compile(r"\b" + word_alternation(whole, prefixes=[w for w in words if w.endswith("_")]))
 
 
 @lru_cache(maxsize=None)

@@ -15,6 +15,7 @@ from porter import filetypes
 from porter.cache import ResultCache, cache_key, cached_map
 from porter.model import FileResult
 from porter.pyconvert import active_rules, bytes_screen
+from porter.reports.patch import file_diff
 from porter.rules import RuleSet, load_rules
 from porter.tree import walk
 from porter.vendor_paths import KIND as VENDOR_KIND, kept_result, vendor_word
@@ -45,7 +46,9 @@ def _work(args: tuple) -> FileResult:
         result = handler(rel, data, rules, version, select, ignore)
     except Exception as exc:  # a porter bug must not stop the run: report it for this file
         return FileResult(rel, "failed", kind=kind, reason=f"internal error: {type(exc).__name__}: {exc}")
-    return replace(result, kind=kind)
+    # The file's part of changes.patch is made here, in the worker, while both texts are at hand.
+    diff = file_diff(rel, data, result.new_bytes) if result.new_bytes is not None else b""
+    return replace(result, kind=kind, diff=diff)
 
 
 def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: int | None = None,
@@ -85,7 +88,8 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
             run.results.append(kept_result(entry.rel, found[0], *vendor))
             continue
         lines[entry.rel] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-        if found[0] == "python" and not screen.search(data) and not (ops and b"torch" in data):
+        # `in` is a C substring search; the screen regex runs only where it cannot decide.
+        if found[0] == "python" and not (ops and b"torch" in data) and not screen.search(data):
             run.results.append(FileResult(entry.rel, "unchanged", kind="python"))
         else:
             todo.append((entry.rel, data, (rules.target, rules.digest), version, select, ignore))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from porter.cache import ResultCache
 from porter.convert import ConvertOptions, convert
 
@@ -58,3 +60,72 @@ def test_entry_from_another_key_is_rejected(tmp_path):
     (tmp_path / "bb" / ("b" * 64 + ".json")).write_bytes(path.read_bytes())
     assert cache.get("b" * 64) is None
     assert cache.get("a" * 64) is not None
+
+
+def _entries_holding_lists(cache: Path) -> list[Path]:
+    """The batch entries: their payload is the list of a run's results."""
+    import json
+
+    return [p for p in cache.rglob("*.json") if json.loads(json.loads(p.read_text())["payload"]).__class__ is list]
+
+
+def test_unchanged_rerun_is_answered_by_one_batch_entry(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    cold_report, cold_files = _run(tmp_path, "cold", cache)
+    assert len(_entries_holding_lists(cache)) == 1
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("a re-run of an unchanged tree computed or read per-file results")
+
+    monkeypatch.setattr("porter.cache.map_files", no_work)
+    reads: list[str] = []
+    real_read = ResultCache._read
+    monkeypatch.setattr(ResultCache, "_read", lambda self, key: reads.append(key) or real_read(self, key))
+    warm_report, warm_files = _run(tmp_path, "warm", cache)
+    assert warm_files == cold_files and warm_report == {**cold_report, "output": warm_report["output"]}
+    assert len(reads) == 2  # the batch of file results, and the rendered reports
+
+
+def test_corrupt_batch_entry_falls_back_to_file_entries(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    _, files = _run(tmp_path, "fill", cache)
+    (batch,) = _entries_holding_lists(cache)
+    batch.write_text(batch.read_text().replace("changed", "unchanged"))  # no longer verifies
+    import porter.cache
+
+    computed: list[int] = []
+    real = porter.cache.map_files
+    monkeypatch.setattr(porter.cache, "map_files", lambda work, tasks, *a: computed.append(len(tasks)) or real(work, tasks, *a))
+    _, again = _run(tmp_path, "again", cache)
+    assert again == files
+    assert computed == [0]  # every result came from its own entry
+
+
+def test_one_changed_file_is_the_only_one_computed(tmp_path, monkeypatch):
+    import shutil
+
+    import porter.cache
+
+    src = tmp_path / "src"
+    shutil.copytree(SRC, src)
+    cache = tmp_path / "cache"
+    convert(src, ConvertOptions(target="mlu", out=tmp_path / "first", jobs=1, cache_dir=cache))
+    changed = src / "src" / "minitrain" / "trainer.py"
+    changed.write_text(changed.read_text() + "\nx = torch.cuda.device_count()\n")
+    computed: list[int] = []
+    real = porter.cache.map_files
+    monkeypatch.setattr(porter.cache, "map_files", lambda work, tasks, *a: computed.append(len(tasks)) or real(work, tasks, *a))
+    _, report, out = convert(src, ConvertOptions(target="mlu", out=tmp_path / "second", jobs=1, cache_dir=cache))
+    assert computed == [1]
+    assert "torch.mlu.device_count()" in (out / "src" / "minitrain" / "trainer.py").read_text()
+
+
+def test_reports_of_an_unchanged_rerun_are_not_rendered_again(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    _run(tmp_path, "cold", cache)
+    monkeypatch.setattr("porter.reports.html.render_html", lambda *a: pytest.fail("report.html rendered again"))
+    monkeypatch.setattr("porter.reports.markdown.render_markdown", lambda *a: pytest.fail("report.md rendered again"))
+    _run(tmp_path, "warm", cache)
+    cold, warm = tmp_path / "cold" / "porter_report", tmp_path / "warm" / "porter_report"
+    for name in ("changes.patch", "report.md", "report.html"):  # OUT differs; the pages never show it
+        assert (warm / name).read_bytes() == (cold / name).read_bytes()

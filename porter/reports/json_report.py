@@ -80,5 +80,6 @@ def build_report(run: RunResult, rules: RuleSet, out: Path | None, extra_finding
     }
 
 
-def write_json(report: dict, path: Path) -> None:
-    path.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+def report_text(report: dict) -> str:
+    """report.json's text."""
+    return json.dumps(report, indent=1, ensure_ascii=False) + "\n"

@@ -1,0 +1,36 @@
+"""Write the four report files of a convert run into porter_report/.
+
+report.md and report.html are pure functions of report.json and changes.patch, so with a
+cache they are stored under a key made of those two (and porter's own code): a re-run
+that changed nothing skips the rendering, the slowest part of writing the reports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from porter.cache import ResultCache, cache_key
+from porter.reports.json_report import report_text
+
+
+def write_reports(report: dict, patch: bytes, report_dir: Path, cache_dir: Path | None = None) -> None:
+    report_dir.mkdir(parents=True, exist_ok=True)
+    json_text = report_text(report)
+    (report_dir / "changes.patch").write_bytes(patch)
+    (report_dir / "report.json").write_text(json_text, encoding="utf-8")
+    cache = ResultCache(cache_dir, encode=dict, decode=dict) if cache_dir else None
+    # report.md and report.html never show where OUT is, so a re-run into another OUT (a
+    # fresh directory per CI job) still finds them.
+    shown = report_text({k: v for k, v in report.items() if k != "output"})
+    key = cache_key(hashlib.sha256(patch).hexdigest().encode() + shown.encode(), "porter_report", "render")
+    rendered = cache.get(key) if cache else None
+    if rendered is None or not all(isinstance(rendered.get(k), str) for k in ("md", "html")):
+        from porter.reports.html import render_html  # jinja2 is loaded only when rendering
+        from porter.reports.markdown import render_markdown
+
+        rendered = {"md": render_markdown(report), "html": render_html(report, patch)}
+        if cache is not None:
+            cache.put(key, rendered)
+    (report_dir / "report.md").write_text(rendered["md"], encoding="utf-8")
+    (report_dir / "report.html").write_text(rendered["html"], encoding="utf-8")
