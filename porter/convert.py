@@ -57,7 +57,7 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
         return run, report, None
     patch = patch_bytes(run)  # before an in-place write replaces SRC's files
     if writer is not None:
-        writer.write(run.results)
+        writer.write(run.results, run.sources)
         writer.links(run.symlinks)
         problems = writer.problems
     else:
@@ -65,6 +65,6 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
     for problem in problems:
         print(f"porter: {problem}", file=sys.stderr)
     write_reports(report, patch, out / REPORT_DIR, opts.cache_dir)
-    render_lora(out, out / LORA_DIR, opts.target)
+    render_lora(out, out / LORA_DIR, opts.target, cache_dir=opts.cache_dir)
     return run, report, out
 

@@ -70,7 +70,11 @@ class _Dirs:
 
 class TreeWriter:
     """Writes OUT in as many batches as come: converted files, copies of the rest, and
-    symlinks as links. Each file is written once; `problems` says what was not."""
+    symlinks as links. Each file is written once; `problems` says what was not.
+
+    A file whose bytes were read already (`sources`: bytes and mode by path) is written from
+    memory, and its entry dropped; others are copied. Modes are kept, times are not (as `cp`).
+    """
 
     def __init__(self, src: Path, out: Path) -> None:
         self.src, self.out = src, out
@@ -79,25 +83,33 @@ class TreeWriter:
         self.fresh = not any(out.iterdir())
         self.written: set[str] = set()
         self.problems: list[str] = []
+        umask = os.umask(0)
+        os.umask(umask)
+        self.new_file_mode = 0o666 & ~umask
 
-    def write(self, results: list[FileResult]) -> None:
+    def write(self, results: list[FileResult], sources: dict[str, tuple[bytes, int]] | None = None) -> None:
+        sources = sources if sources is not None else {}
         for result in results:
             if result.path in self.written:
                 continue
             self.written.add(result.path)
+            source = sources.pop(result.path, None)
             if not self.dirs.ready(result.path.rpartition("/")[0]):
                 self.problems.append(f"{result.path}: not written, its directory in OUT leads outside OUT")
                 continue
             dest = self.out / result.path
             if not self.fresh and (dest.is_symlink() or dest.is_dir()):
                 _remove(dest)
-            source = self.src / result.path
             try:
-                if result.new_bytes is not None:
-                    dest.write_bytes(result.new_bytes)
-                    shutil.copymode(source, dest)
-                else:
-                    shutil.copy2(source, dest, follow_symlinks=False)
+                data = result.new_bytes if result.new_bytes is not None else source[0] if source else None
+                if data is None:
+                    shutil.copy(self.src / result.path, dest, follow_symlinks=False)
+                    continue
+                with open(dest, "wb") as fh:
+                    fh.write(data)
+                mode = stat.S_IMODE(source[1] if source else (self.src / result.path).stat().st_mode)
+                if mode != self.new_file_mode or not self.fresh:
+                    os.chmod(dest, mode)
             except OSError as exc:
                 self.problems.append(f"{result.path}: not written: {exc.strerror}")
 

@@ -7,10 +7,8 @@ because starting a pool costs more than the work.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -33,6 +31,9 @@ def map_files(work: Callable[[T], R], tasks: Sequence[T], size: Callable[[T], in
         if meanwhile is not None:
             meanwhile()
         return [work(t) for t in tasks]
+    import multiprocessing  # only here: a run answered from the cache never starts a pool
+    from concurrent.futures import ProcessPoolExecutor
+
     # fork: workers inherit the rules and tables the parent already loaded.
     ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
     order = sorted(range(len(tasks)), key=lambda i: -size(tasks[i]))

@@ -17,6 +17,7 @@ from porter.model import FileResult
 from porter.pyconvert import active_rules, bytes_screen
 from porter.reports.patch import file_diff
 from porter.rules import RuleSet, load_rules
+from porter.sources import HEAD, read_source
 from porter.tree import walk
 from porter.vendor_paths import KIND as VENDOR_KIND, kept_result, vendor_word
 
@@ -28,6 +29,8 @@ class RunResult:
     version: str | None
     results: list[FileResult] = field(default_factory=list)
     symlinks: list[str] = field(default_factory=list)
+    # Bytes and mode of the files read whole, so that writing OUT need not read them again.
+    sources: dict[str, tuple[bytes, int]] = field(default_factory=dict, repr=False)
 
 
 # Rule sets by digest. Workers are forked after the parent fills this, so a task carries
@@ -54,11 +57,11 @@ def _work(args: tuple) -> FileResult:
 def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: int | None = None,
                  select: tuple = (), ignore: tuple = (), exclude: Path | None = None,
                  cache: ResultCache | None = None,
-                 meanwhile: Callable[[list[FileResult]], None] | None = None) -> RunResult:
+                 meanwhile: Callable[[list[FileResult], dict], None] | None = None) -> RunResult:
     """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache.
 
-    `meanwhile` gets the results already known (files no rule can touch) while the workers
-    compute the others, so that copying them overlaps with the work.
+    `meanwhile` gets the results already known (files no rule can touch) and `run.sources`
+    while the workers compute the others, so that copying them overlaps with the work.
     """
     run = RunResult(src, rules.target, version)
     _RULESETS[rules.digest] = rules
@@ -73,13 +76,14 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
         if entry.is_symlink:
             run.symlinks.append(entry.rel)
             continue
-        path = src / entry.rel
         try:
-            data = path.read_bytes()
+            data, mode, whole = read_source(src / entry.rel, entry.rel)
         except OSError as exc:
             run.results.append(FileResult(entry.rel, "failed", kind="other", reason=f"cannot read: {exc.strerror}"))
             continue
-        found = filetypes.handler_for(entry.rel, data[:256])
+        if whole:
+            run.sources[entry.rel] = data, mode
+        found = filetypes.handler_for(entry.rel, data[:HEAD]) if whole else None
         if found is None:
             run.results.append(FileResult(entry.rel, "unchanged", kind="other"))
             continue
@@ -96,6 +100,6 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
     keys = [cache_key(t[1], t[0], context) for t in todo] if cache else []
     known = list(run.results)
     run.results.extend(cached_map(_work, todo, keys, lambda t: len(t[1]), jobs, cache, keep=lambda r: r.status != "failed",
-                                  meanwhile=(lambda: meanwhile(known)) if meanwhile else None))
+                                  meanwhile=(lambda: meanwhile(known, run.sources)) if meanwhile else None))
     run.results = sorted((replace(r, lines=lines.get(r.path, 0)) for r in run.results), key=lambda r: r.path)
     return run

@@ -83,7 +83,7 @@ def test_unchanged_rerun_is_answered_by_one_batch_entry(tmp_path, monkeypatch):
     monkeypatch.setattr(ResultCache, "_read", lambda self, key: reads.append(key) or real_read(self, key))
     warm_report, warm_files = _run(tmp_path, "warm", cache)
     assert warm_files == cold_files and warm_report == {**cold_report, "output": warm_report["output"]}
-    assert len(reads) == 2  # the batch of file results, and the rendered reports
+    assert len(reads) == 3  # the batch of file results, the rendered reports, the LoRA entry point
 
 
 def test_corrupt_batch_entry_falls_back_to_file_entries(tmp_path, monkeypatch):

@@ -129,6 +129,27 @@ def test_crlf_encoding_and_mode_preserved(tmp_path):
     assert "torch.ones(1).mlu()  # 显卡" in g and "# 中文注释" in g
 
 
+def test_every_file_is_copied_with_its_mode_large_and_small(tmp_path):
+    """Small files are written from the bytes porter read, large unhandled ones are copied
+    by path; both keep their bytes and mode, and SRC keeps its own."""
+    src = _repo(tmp_path)
+    big = bytes(range(256)) * 2048  # 512 KiB: more than porter holds in memory unread
+    (src / "weights.bin").write_bytes(big)
+    (src / "tool").write_bytes(b"#!/bin/sh\necho hi\n")
+    (src / "private.txt").write_text("secret")
+    os.chmod(src / "weights.bin", 0o640)
+    os.chmod(src / "tool", 0o755)
+    os.chmod(src / "private.txt", 0o600)
+    big_json = '{"rows": [' + ",".join(['{"text": "cuda is a word here"}'] * 20000) + "]}"
+    (src / "data.json").write_text(big_json)  # large but handled: read whole, kept as data
+    out = tmp_path / "o"
+    assert _run("convert", str(src), "--target", "mlu", "-o", str(out)).exit_code == 0
+    for rel in ("weights.bin", "tool", "private.txt", "data.json"):
+        assert (out / rel).read_bytes() == (src / rel).read_bytes(), rel
+        assert (out / rel).stat().st_mode == (src / rel).stat().st_mode, rel
+    assert (src / "weights.bin").read_bytes() == big
+
+
 def test_rules_list_and_explain():
     listing = _run("rules")
     assert listing.exit_code == 0 and "PRT101" in listing.output and "torch-cuda-namespace" in listing.output

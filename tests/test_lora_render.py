@@ -261,3 +261,15 @@ def test_rendered_files_need_no_porter_edits(tmp_path, target):
 def test_yaml_scalar_reads_back_as_the_same_value(value):
     yaml = pytest.importorskip("yaml")
     assert yaml.safe_load(f"key: {yaml_scalar(value)}")["key"] == value
+
+
+@pytest.mark.parametrize("layout", [None, "llamafactory"])
+def test_cached_render_is_identical_and_skips_jinja(tmp_path, monkeypatch, layout):
+    tree = make_tree(tmp_path / "tree", layout)
+    cache = tmp_path / "cache"
+    first = plan_lora(tree, "porter_lora", "mlu", deepspeed=True, cache_dir=cache)
+    monkeypatch.setattr("porter.lora.render._environment", lambda: pytest.fail("rendered again"))
+    assert plan_lora(tree, "porter_lora", "mlu", deepspeed=True, cache_dir=cache) == first
+    # Another context is another entry: a different target renders afresh.
+    monkeypatch.undo()
+    assert plan_lora(tree, "porter_lora", "hip", deepspeed=True, cache_dir=cache) != first

@@ -13,6 +13,7 @@ from porter.check.files import Task, check_file, wants_python
 from porter.cache import ResultCache, cache_key, cached_map
 from porter.check.model import CheckResult, FileCheck, decode_file_check, encode_file_check
 from porter.check.options import CheckOptions, rules_for
+from porter.sources import HEAD, read_source
 from porter.tree import LORA_DIR, walk
 
 
@@ -23,11 +24,11 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache
     tasks: list[Task] = []
     for rel in _files(src, exclude):
         try:
-            data = (src / rel).read_bytes()
+            data, _, whole = read_source(src / rel, rel)
         except OSError as exc:
             results.append(FileCheck(rel, skipped=f"cannot read: {exc.strerror}"))
             continue
-        found = filetypes.handler_for(rel, data[:256])
+        found = filetypes.handler_for(rel, data[:HEAD]) if whole else None
         if found is None or (found[0] == "python" and not wants_python(data, rules)):
             continue
         tasks.append(Task(rel, data, opts))

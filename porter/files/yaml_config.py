@@ -13,7 +13,6 @@ from functools import lru_cache
 
 from porter.files._common import NOTHING, build_result, open_text, skipped
 from porter.files._config_rules import hit_message, match_tree, screen_words
-from porter.files._yamltree import YamlError, parse_yaml
 from porter.files.compose import is_compose  # compose files are compose.py's
 from porter.filetypes import register
 from porter.model import FileResult
@@ -39,6 +38,8 @@ def convert_yaml(path: str, data: bytes, rules: RuleSet, version: str | None = N
     file = open_text(path, data, KIND, "YAML", _screen(rules) or NOTHING)
     if isinstance(file, FileResult):
         return file
+    from porter.files._yamltree import YamlError, parse_yaml  # the YAML library loads only when needed
+
     try:
         docs = parse_yaml(file.text)
     except YamlError as exc:

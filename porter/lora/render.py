@@ -1,21 +1,26 @@
 """Render the LoRA entry point (``OUT/porter_lora/``) for a target from the jinja2 templates.
 
 Planning is pure (``plan_lora`` returns the files as text); ``render_lora`` only writes
-them. The templates ship in the package (``porter/templates/lora``).
+them. The templates ship in the package (``porter/templates/lora``). The rendered files are
+a function of the template context alone, so with a cache they are stored under a key made
+of it, and a re-run neither loads jinja2 nor renders.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import jinja2
-
-from porter.templating import environment
-
+from porter.cache import ResultCache, cache_key
 from porter.lora.layout import LLAMAFACTORY, LLMTUNER, detect_layout
 from porter.lora.llamafactory import OVERRIDES, cli_flag, lf_config, yaml_scalar
 from porter.lora.targets import target_facts
+
+if TYPE_CHECKING:
+    import jinja2
 
 LF_DIR = "llamafactory"  # sub-folder of the output for the LLaMA-Factory config
 
@@ -32,6 +37,10 @@ class RenderedFile:
 def _environment() -> jinja2.Environment:
     # A fresh environment per call keeps the module free of shared mutable state; compiled
     # templates come from the bytecode cache.
+    import jinja2
+
+    from porter.templating import environment
+
     env = environment(
         "templates/lora",
         undefined=jinja2.StrictUndefined,
@@ -43,7 +52,8 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False) -> list[RenderedFile]:
+def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False,
+              cache_dir: Path | None = None) -> list[RenderedFile]:
     """Return the files of the LoRA entry point for ``target`` without writing anything.
 
     ``tree`` is inspected (never imported) for a LLaMA-Factory layout; ``out_name`` is the
@@ -65,7 +75,6 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
         ds_path = f"{out_name}/ds_config.json" if deepspeed else None
         context["lf"] = lf_config(layout, facts, deepspeed_config=ds_path)
 
-    env = _environment()
     plan = [
         ("train_lora.py", "train_lora.py.j2", True),
         ("run_lora.sh", "run_lora.sh.j2", True),
@@ -77,13 +86,32 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
         plan.append((f"{LF_DIR}/lora_sft.yaml", "lf_sft.yaml.j2", False))
     if layout in (LLAMAFACTORY, LLMTUNER):
         plan.append((f"{LF_DIR}/run_sft.sh", "lf_run_sft.sh.j2", True))
-    return [
-        RenderedFile(relpath, env.get_template(name).render(**context), executable)
-        for relpath, name, executable in plan
-    ]
+    cache = ResultCache(cache_dir, encode=dict, decode=dict) if cache_dir else None
+    key = cache_key(json.dumps([context, plan], sort_keys=True, default=_plain).encode(), "porter_lora", "render")
+    stored = cache.get(key) if cache else None
+    if stored is not None and isinstance(stored.get("texts"), list) and len(stored["texts"]) == len(plan):
+        texts = stored["texts"]
+    else:
+        env = _environment()
+        texts = [env.get_template(name).render(**context) for _, name, _ in plan]
+        if cache is not None:
+            cache.put(key, {"texts": texts})
+    return [RenderedFile(relpath, text, executable) for (relpath, _, executable), text in zip(plan, texts)]
 
 
-def render_lora(tree: Path, out_dir: Path, target: str, *, deepspeed: bool = False) -> list[Path]:
+def _plain(value: object) -> object:
+    """JSON for what the template context holds beyond JSON types (anything else by repr)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in fields(value)}
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    return repr(value)
+
+
+def render_lora(tree: Path, out_dir: Path, target: str, *, deepspeed: bool = False,
+                cache_dir: Path | None = None) -> list[Path]:
     """Write the LoRA entry point for ``target`` ("mlu" or "hip") into ``out_dir``.
 
     ``out_dir`` is normally ``OUT/porter_lora``. When ``tree`` is a LLaMA-Factory checkout,
@@ -92,7 +120,7 @@ def render_lora(tree: Path, out_dir: Path, target: str, *, deepspeed: bool = Fal
     """
     out_dir = Path(out_dir)
     written: list[Path] = []
-    for item in plan_lora(tree, out_dir.name, target, deepspeed=deepspeed):
+    for item in plan_lora(tree, out_dir.name, target, deepspeed=deepspeed, cache_dir=cache_dir):
         path = out_dir / item.relpath
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(item.text, encoding="utf-8", newline="\n")
