@@ -93,6 +93,9 @@ class Bench:
         else:
             argv = self._porter_argv(name, tree, scratch)
         log = scratch.parent / f"{scratch.name}.log"
+        # Flush what preparing this run and cleaning up the last one wrote, so that the
+        # file system's catching up is not timed as part of this run.
+        os.sync()
         done = subprocess.run([sys.executable, str(HERE / "measure.py"), str(log), "--", *argv],
                               capture_output=True, text=True, check=True)
         result = json.loads(done.stdout)

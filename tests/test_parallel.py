@@ -1,0 +1,64 @@
+"""Forked workers: results in task order, equal to a serial run, whoever computed them."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from porter.parallel import POOL_THRESHOLD, map_files
+
+PARENT = os.getpid()
+SIZE = POOL_THRESHOLD // 50  # every task "weighs" enough that a pool is used
+
+
+def _square(task: tuple[int, int]) -> tuple[int, int]:
+    time.sleep(0.002)  # long enough that every process gets some tasks
+    return task[0] * task[0], os.getpid()
+
+
+def _dies_in_a_worker(task: tuple[int, int]) -> int:
+    if os.getpid() != PARENT:
+        os._exit(3)  # every worker killed at its first task (out of memory, a signal)
+    time.sleep(0.002)
+    return task[0] + 1
+
+
+def _fails_in_parent(task: tuple[int, int]) -> int:
+    if os.getpid() == PARENT:
+        raise RuntimeError("porter bug")
+    return task[0]
+
+
+def _tasks(n: int) -> list[tuple[int, int]]:
+    return [(i, SIZE) for i in range(n)]
+
+
+def test_results_come_back_in_task_order_from_several_processes():
+    results = map_files(_square, _tasks(200), size=lambda t: t[1], jobs=2)
+    assert [r[0] for r in results] == [i * i for i in range(200)]
+    assert len({pid for _, pid in results}) == 2  # this process and one forked worker
+
+
+def test_meanwhile_runs_once_in_this_process():
+    seen: list[int] = []
+    map_files(_square, _tasks(50), size=lambda t: t[1], jobs=2, meanwhile=lambda: seen.append(os.getpid()))
+    assert seen == [PARENT]
+
+
+def test_a_dead_worker_costs_time_not_results():
+    results = map_files(_dies_in_a_worker, _tasks(100), size=lambda t: t[1], jobs=3)
+    assert results == [i + 1 for i in range(100)]
+
+
+def test_an_error_here_stops_the_run_and_leaves_no_worker_behind():
+    with pytest.raises(RuntimeError, match="porter bug"):
+        map_files(_fails_in_parent, _tasks(100), size=lambda t: t[1], jobs=2)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # every worker was waited for
+
+
+def test_small_runs_stay_in_this_process():
+    results = map_files(_square, [(i, 10) for i in range(10)], size=lambda t: t[1], jobs=4)
+    assert {pid for _, pid in results} == {PARENT}
