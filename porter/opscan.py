@@ -54,14 +54,9 @@ class ApiUse:
 def api_uses(ctx: FileContext, table: ApiTable) -> list[ApiUse]:
     """Every torch API use in the file that the op scan can name."""
     uses: list[ApiUse] = []
-    for node in ctx.nodes(ast.Attribute, ast.Name):
-        parent = ctx.parents.get(node)
-        if isinstance(parent, ast.Attribute) and parent.value is node:
-            continue  # only the outermost node of a chain
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            continue
-        qual = ctx.imports.resolve(node)
-        if qual is None or not _is_api(qual) or qual in _modules(table) or _in_annotation(ctx, node):
+    modules = _modules(table)
+    for node, qual in ctx.import_chains:
+        if not _is_api(qual) or qual in modules or _in_annotation(ctx, node):
             continue
         uses.append(ApiUse(_lookup(table, qual), "api", node))
     receivers = Receivers(ctx)

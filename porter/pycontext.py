@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from porter.model import Edit, Finding
 from porter.resolve import ImportMap
@@ -78,6 +79,34 @@ class FileContext:
             by_type.get(ast.Import, []) + by_type.get(ast.ImportFrom, []), tree.body
         )
         return cls(path, text, tree, LineIndex(text), imports, parents, by_type, docstrings, target, version)
+
+    @cached_property
+    def import_chains(self) -> list[tuple[ast.AST, str]]:
+        """Every use of an imported name: the outermost node of each Name/Attribute chain
+        rooted at one (`torch.cuda.synchronize` of `torch.cuda.synchronize()`), with the
+        qualified name it resolves to, in source order.
+
+        Built from the Name nodes whose identifier an import binds, climbing to the end of
+        their chains: most names in a file are locals, so this skips nearly every node.
+        Every kind that looks for qualified names reads this one list.
+        """
+        bindings, parents = self.imports.bindings, self.parents
+        Attribute = ast.Attribute
+        chains: list[tuple[ast.AST, str]] = []
+        for name in self.by_type.get(ast.Name, ()):
+            base = bindings.get(name.id)
+            if base is None:
+                continue
+            node, parts = name, [base]
+            parent = parents.get(node)
+            while type(parent) is Attribute and parent.value is node:
+                parts.append(parent.attr)
+                node, parent = parent, parents.get(parent)
+            if node is name and type(name.ctx) is not ast.Load:
+                continue  # `torch = None` rebinds the name; it is not a use
+            chains.append((node, ".".join(parts)))
+        chains.sort(key=lambda c: (c[0].lineno, c[0].col_offset))
+        return chains
 
     def nodes(self, *types: type) -> list[ast.AST]:
         out: list[ast.AST] = []

@@ -49,13 +49,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         yield from check_import(ctx, table, node)
     for node in ctx.nodes(ast.ImportFrom):
         yield from check_import_from(ctx, table, node)
-    for node in ctx.nodes(ast.Attribute, ast.Name):
-        parent = ctx.parents.get(node)
-        if isinstance(parent, ast.Attribute) and parent.value is node:
-            continue  # only the outermost node of a chain
-        qual = ctx.imports.resolve(node)
-        if qual is None:
-            continue
+    for node, qual in ctx.import_chains:
         hit = table.lookup(qual)
         if hit is not None:
             yield from _check_use(ctx, table, node, qual, hit[1])
