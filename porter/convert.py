@@ -48,10 +48,16 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
         check_destination(src, out, opts.force)
     exclude = out.resolve() if out is not None and not opts.in_place else None
     cache = ResultCache(opts.cache_dir) if opts.cache_dir else None
-    # Files no rule can touch are copied into OUT while the workers convert the others.
+    # OUT is written while the workers convert: every file as it is in SRC; the ones that
+    # change are rewritten afterwards.
     writer = TreeWriter(src, out) if out is not None and not opts.in_place else None
+
+    def write_early(known: list, pending: list[str], sources: dict) -> None:
+        writer.write(known, sources)
+        writer.write_originals(pending, sources)
+
     run = convert_tree(src, rules, opts.version, opts.jobs, opts.select, opts.ignore, exclude, cache,
-                       meanwhile=writer.write if writer else None)
+                       meanwhile=write_early if writer else None)
     report = build_report(run, rules, out)
     if out is None:
         return run, report, None

@@ -70,10 +70,12 @@ class _Dirs:
 
 class TreeWriter:
     """Writes OUT in as many batches as come: converted files, copies of the rest, and
-    symlinks as links. Each file is written once; `problems` says what was not.
+    symlinks as links. `problems` says what was not written.
 
     A file whose bytes were read already (`sources`: bytes and mode by path) is written from
     memory, and its entry dropped; others are copied. Modes are kept, times are not (as `cp`).
+    `write_originals` writes files whose result is not known yet as they are, while the
+    workers compute; `write` then rewrites only those that changed.
     """
 
     def __init__(self, src: Path, out: Path) -> None:
@@ -81,7 +83,8 @@ class TreeWriter:
         out.mkdir(parents=True, exist_ok=True)
         self.dirs = _Dirs(out)
         self.fresh = not any(out.iterdir())
-        self.written: set[str] = set()
+        self.written: set[str] = set()  # final content written
+        self.originals: dict[str, int] = {}  # written as in SRC, result pending: path -> mode
         self.problems: list[str] = []
         umask = os.umask(0)
         os.umask(umask)
@@ -93,25 +96,47 @@ class TreeWriter:
             if result.path in self.written:
                 continue
             self.written.add(result.path)
-            source = sources.pop(result.path, None)
-            if not self.dirs.ready(result.path.rpartition("/")[0]):
-                self.problems.append(f"{result.path}: not written, its directory in OUT leads outside OUT")
+            mode = self.originals.pop(result.path, None)
+            if mode is not None:
+                if result.new_bytes is not None:  # already there as in SRC: only a change is written
+                    self._put(result.path, result.new_bytes, mode, replacing=True)
                 continue
-            dest = self.out / result.path
-            if not self.fresh and (dest.is_symlink() or dest.is_dir()):
-                _remove(dest)
-            try:
-                data = result.new_bytes if result.new_bytes is not None else source[0] if source else None
-                if data is None:
-                    shutil.copy(self.src / result.path, dest, follow_symlinks=False)
-                    continue
-                with open(dest, "wb") as fh:
-                    fh.write(data)
-                mode = stat.S_IMODE(source[1] if source else (self.src / result.path).stat().st_mode)
-                if mode != self.new_file_mode or not self.fresh:
-                    os.chmod(dest, mode)
-            except OSError as exc:
-                self.problems.append(f"{result.path}: not written: {exc.strerror}")
+            source = sources.pop(result.path, None)
+            if result.new_bytes is not None:
+                self._put(result.path, result.new_bytes, source[1] if source else None)
+            else:
+                self._put(result.path, source[0] if source else None, source[1] if source else None)
+
+    def write_originals(self, paths: list[str], sources: dict[str, tuple[bytes, int]]) -> None:
+        """Write these files as they are in SRC; `write` replaces the ones that change."""
+        for rel in paths:
+            if rel in self.written or rel in self.originals or rel not in sources:
+                continue
+            data, mode = sources.pop(rel)
+            if self._put(rel, data, mode):
+                self.originals[rel] = mode
+
+    def _put(self, rel: str, data: bytes | None, mode: int | None, replacing: bool = False) -> bool:
+        """Write `data` (None: copy from SRC) at `rel` with `mode` (None: SRC's)."""
+        if not self.dirs.ready(rel.rpartition("/")[0]):
+            self.problems.append(f"{rel}: not written, its directory in OUT leads outside OUT")
+            return False
+        dest = self.out / rel
+        if not self.fresh and not replacing and (dest.is_symlink() or dest.is_dir()):
+            _remove(dest)
+        try:
+            if data is None:
+                shutil.copy(self.src / rel, dest, follow_symlinks=False)
+                return True
+            with open(dest, "wb") as fh:
+                fh.write(data)
+            mode = stat.S_IMODE(mode if mode is not None else (self.src / rel).stat().st_mode)
+            if mode != self.new_file_mode or not self.fresh:
+                os.chmod(dest, mode)
+            return True
+        except OSError as exc:
+            self.problems.append(f"{rel}: not written: {exc.strerror}")
+            return False
 
     def links(self, symlinks: list[str]) -> None:
         for rel in symlinks:

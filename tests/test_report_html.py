@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import hashlib
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -220,3 +221,15 @@ def test_coding_cookie_applies_to_every_hunk_of_its_file():
     hunks = parse_patch(patch)["g.py"]
     removed = [text for *_, lines in hunks for kind, _, _, text in lines if kind == "-"]
     assert removed == ["\u8bbe\u5907", "\u5907"]
+
+
+def test_report_json_text_is_the_report_one_item_per_line():
+    from porter.reports.json_report import report_text
+
+    finding = {"path": "b.py", "message": 'ü " \n'}
+    report = {"tool": "porter", "summary": {"files": 2, "edits": {"PRT101": 1}},
+              "findings": [{"path": "a.py", "line": 1}, finding], "files": [], "rules": {}}
+    text = report_text(report)
+    assert json.loads(text) == report
+    assert "  " + json.dumps(finding, ensure_ascii=False) in text.splitlines()
+    assert text.endswith("}\n")

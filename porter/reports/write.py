@@ -8,6 +8,7 @@ that changed nothing skips the rendering, the slowest part of writing the report
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 from porter.cache import ResultCache, cache_key
@@ -22,7 +23,7 @@ def write_reports(report: dict, patch: bytes, report_dir: Path, cache_dir: Path 
     cache = ResultCache(cache_dir, encode=dict, decode=dict) if cache_dir else None
     # report.md and report.html never show where OUT is, so a re-run into another OUT (a
     # fresh directory per CI job) still finds them.
-    shown = report_text({k: v for k, v in report.items() if k != "output"})
+    shown = json.dumps({k: v for k, v in report.items() if k != "output"}, sort_keys=True)
     key = cache_key(hashlib.sha256(patch).hexdigest().encode() + shown.encode(), "porter_report", "render")
     rendered = cache.get(key) if cache else None
     if rendered is None or not all(isinstance(rendered.get(k), str) for k in ("md", "html")):
