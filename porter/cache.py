@@ -1,14 +1,17 @@
 """A per-file result cache for re-runs (CI): content hash + rules + porter version.
 
-Each entry is one JSON file named by its key, written atomically (temporary file, then
-rename), so two runs sharing the directory never see half an entry. An entry carries a
-checksum of its own payload; anything that does not load, does not verify or does not
-match the key exactly is ignored and recomputed, never trusted.
+Every file's result has its own key (its bytes, its path, the run's context, porter's
+version and code). The results of one run are stored together in one *pack*: a run writes
+one file, not one per source file (on a fresh cache, hundreds of small files cost more than
+the work they save). A later run looks its keys up in the newest packs of the same context
+and computes only what they lack, then writes a new pack if it computed anything; a re-run
+of an unchanged tree reads one pack and writes nothing. Older packs beyond the newest few
+are removed.
 
-Besides one entry per file, a run stores all its results as one batch entry, keyed by the
-keys of all its files: a re-run of an unchanged tree (the usual CI case) reads one file
-instead of one per source file. A run with one file changed misses the batch, reads the
-per-file entries and computes only that file.
+Single entries (`get`/`put`: the rendered reports) are one file each. Every file is
+written atomically (temporary file, then rename), so two runs sharing the directory never
+see half of one, and carries a checksum of its payload; anything that does not load, does
+not verify or does not match its key is ignored and recomputed, never trusted.
 """
 
 from __future__ import annotations
@@ -62,57 +65,86 @@ def cache_key(data: bytes, rel: str, context: str) -> str:
 class ResultCache:
     """Entries of one result type, with its codec (to and from plain JSON data)."""
 
+    PACKS_KEPT = 4  # per context: enough for a few trees or branches sharing one cache
+
     def __init__(self, directory: Path, encode: Callable[[Any], dict] | None = None,
                  decode: Callable[[dict], Any] | None = None) -> None:
         self.directory = directory
         self.encode = encode or encode_file_result
         self.decode = decode or decode_file_result
 
-    def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.json"
-
     def get(self, key: str) -> Any | None:
         try:
-            return self.decode(self._read(key))
+            return self.decode(_read(self._path(key), key))
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
     def put(self, key: str, result: Any) -> None:
-        self._write(key, self.encode(result))
+        _write(self._path(key), key, self.encode(result))
 
-    def get_batch(self, key: str, count: int) -> list | None:
-        """The `count` results stored together under `key`, or None."""
+    def get_many(self, context: str, keys: Sequence[str]) -> list[Any | None]:
+        """The results stored under `keys` in the newest packs of `context` (None: not found)."""
+        found: list[Any | None] = [None] * len(keys)
+        wanted = {key: i for i, key in enumerate(keys)}
+        for path in self._packs(context):
+            try:
+                stored = _read(path, path.stem.split("-")[0])
+                for key in [k for k in wanted if k in stored]:
+                    found[wanted.pop(key)] = self.decode(stored[key])
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue  # a pack that does not verify is skipped whole
+            if not wanted:
+                break
+        return found
+
+    def put_many(self, context: str, results: dict[str, Any]) -> None:
+        """Store one run's results as a new pack of `context`; drop the oldest packs."""
+        folder = self._pack_folder(context)
+        name = _digest(json.dumps(sorted(results)))[:32]
+        _write(folder / f"{name}-{os.getpid()}.json", name, {k: self.encode(r) for k, r in results.items()})
+        for old in self._packs(context)[self.PACKS_KEPT:]:
+            try:
+                old.unlink()
+            except OSError:
+                pass  # another run removed it first
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def _pack_folder(self, context: str) -> Path:
+        # Another porter (version or code) never finds these keys: its packs live apart.
+        return self.directory / "packs" / _digest(f"{__version__}|{code_fingerprint()}|{context}")[:24]
+
+    def _packs(self, context: str) -> list[Path]:
+        """The packs of `context`, newest first."""
         try:
-            data = self._read(key)
-            if not isinstance(data, list) or len(data) != count:
-                return None
-            return [self.decode(item) for item in data]
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-
-    def put_batch(self, key: str, results: Sequence[Any]) -> None:
-        self._write(key, [self.encode(r) for r in results])
-
-    def _read(self, key: str) -> Any:
-        """The verified payload of an entry; raises when it is missing or does not verify."""
-        entry = json.loads(self._path(key).read_text(encoding="utf-8"))
-        payload = entry["payload"]
-        if entry.get("key") != key or entry.get("sha256") != _digest(payload):
-            raise ValueError("cache entry does not verify")
-        return json.loads(payload)
-
-    def _write(self, key: str, data: Any) -> None:
-        payload = json.dumps(data, sort_keys=True)
-        entry = json.dumps({"key": key, "sha256": _digest(payload), "payload": payload})
-        path = self._path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(entry)
-            os.replace(tmp, path)
+            entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(self._pack_folder(context))
+                       if e.name.endswith(".json")]
         except OSError:
-            pass  # a cache that cannot be written only costs time
+            return []
+        return [Path(p) for _, p in sorted(entries, reverse=True)]
+
+
+def _read(path: Path, key: str) -> Any:
+    """The verified payload of an entry; raises when it is missing or does not verify."""
+    entry = json.loads(path.read_text(encoding="utf-8"))
+    payload = entry["payload"]
+    if entry.get("key") != key or entry.get("sha256") != _digest(payload):
+        raise ValueError("cache entry does not verify")
+    return json.loads(payload)
+
+
+def _write(path: Path, key: str, data: Any) -> None:
+    payload = json.dumps(data, sort_keys=True)
+    entry = json.dumps({"key": key, "sha256": _digest(payload), "payload": payload})
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(entry)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
 
 
 def _digest(payload: str) -> str:
@@ -120,37 +152,21 @@ def _digest(payload: str) -> str:
 
 
 def cached_map(work: Callable[[T], R], tasks: Sequence[T], keys: Sequence[str], size: Callable[[T], int],
-               jobs: int | None, cache: ResultCache | None, keep: Callable[[R], bool] = lambda r: True,
+               jobs: int | None, cache: ResultCache | None, context: str = "",
+               keep: Callable[[R], bool] = lambda r: True,
                meanwhile: Callable[[], None] | None = None) -> list[R]:
-    """`map_files(work, tasks)`, answering from the cache where an entry verifies and
-    storing the new results that `keep` accepts (not porter's own failures).
-
-    The whole list is also stored as one batch entry (when every result is kept), which
-    answers the next run of exactly the same tasks in one read."""
+    """`map_files(work, tasks)`, answering from the cache's packs of `context` where an
+    entry verifies, and storing this run's results that `keep` accepts (not porter's own
+    failures) as a new pack when any had to be computed."""
     if cache is None:
         return map_files(work, tasks, size, jobs, meanwhile)
-    batch_key = _batch_key(keys)
-    batch = cache.get_batch(batch_key, len(keys))
-    if batch is not None:
-        if meanwhile is not None:
-            meanwhile()
-        return batch
-    results: list[R | None] = [cache.get(k) for k in keys]
+    results: list[R | None] = cache.get_many(context, keys)
     missing = [i for i, r in enumerate(results) if r is None]
     for i, result in zip(missing, map_files(work, [tasks[i] for i in missing], size, jobs, meanwhile)):
         results[i] = result
-        if keep(result):
-            cache.put(keys[i], result)
-    if all(keep(r) for r in results):  # type: ignore[arg-type]
-        cache.put_batch(batch_key, results)
+    if missing:
+        cache.put_many(context, {k: r for k, r in zip(keys, results) if keep(r)})  # type: ignore[arg-type]
     return results  # type: ignore[return-value]
-
-
-def _batch_key(keys: Sequence[str]) -> str:
-    h = hashlib.sha256(b"batch\n")
-    for key in keys:
-        h.update(key.encode("ascii"))
-    return h.hexdigest()
 
 
 def encode_finding(f: Finding) -> dict:

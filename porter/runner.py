@@ -100,7 +100,8 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
             todo.append((entry.rel, data, (rules.target, rules.digest), version, select, ignore))
     keys = [cache_key(t[1], t[0], context) for t in todo] if cache else []
     known = list(run.results)
-    run.results.extend(cached_map(_work, todo, keys, lambda t: len(t[1]), jobs, cache, keep=lambda r: r.status != "failed",
+    run.results.extend(cached_map(_work, todo, keys, lambda t: len(t[1]), jobs, cache, context,
+                                  keep=lambda r: r.status != "failed",
                                   meanwhile=(lambda: meanwhile(known, [t[0] for t in todo], run.sources)) if meanwhile else None))
     run.results = sorted((replace(r, lines=lines.get(r.path, 0)) for r in run.results), key=lambda r: r.path)
     return run

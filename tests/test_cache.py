@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+import porter.cache
 from porter.cache import ResultCache
+from porter.model import FileResult
 from porter.convert import ConvertOptions, convert
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +54,6 @@ def test_unwritable_cache_only_costs_time(tmp_path):
 
 def test_entry_from_another_key_is_rejected(tmp_path):
     cache = ResultCache(tmp_path)
-    from porter.model import FileResult
 
     cache.put("a" * 64, FileResult("x.py", "unchanged"))
     path = tmp_path / "aa" / ("a" * 64 + ".json")
@@ -62,49 +63,52 @@ def test_entry_from_another_key_is_rejected(tmp_path):
     assert cache.get("a" * 64) is not None
 
 
-def _entries_holding_lists(cache: Path) -> list[Path]:
-    """The batch entries: their payload is the list of a run's results."""
-    import json
-
-    return [p for p in cache.rglob("*.json") if json.loads(json.loads(p.read_text())["payload"]).__class__ is list]
+def _packs(cache: Path) -> list[Path]:
+    return sorted((cache / "packs").rglob("*.json"))
 
 
-def test_unchanged_rerun_is_answered_by_one_batch_entry(tmp_path, monkeypatch):
+def test_unchanged_rerun_reads_one_pack_and_writes_none(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     cold_report, cold_files = _run(tmp_path, "cold", cache)
-    assert len(_entries_holding_lists(cache)) == 1
+    assert len(_packs(cache)) == 1
 
-    def no_work(*args, **kwargs):
-        raise AssertionError("a re-run of an unchanged tree computed or read per-file results")
+    def no_work(work, tasks, *args):
+        assert not tasks, "a re-run of an unchanged tree computed results"
+        return []
 
     monkeypatch.setattr("porter.cache.map_files", no_work)
-    reads: list[str] = []
-    real_read = ResultCache._read
-    monkeypatch.setattr(ResultCache, "_read", lambda self, key: reads.append(key) or real_read(self, key))
+    reads: list[Path] = []
+    real_read = porter.cache._read
+    monkeypatch.setattr(porter.cache, "_read", lambda path, key: reads.append(path) or real_read(path, key))
     warm_report, warm_files = _run(tmp_path, "warm", cache)
     assert warm_files == cold_files and warm_report == {**cold_report, "output": warm_report["output"]}
-    assert len(reads) == 3  # the batch of file results, the rendered reports, the LoRA entry point
+    assert [p for p in reads if "packs" in p.parts] == _packs(cache)  # the one pack, and nothing written
+    assert len(reads) == 3  # the pack, the rendered reports, the LoRA entry point
 
 
-def test_corrupt_batch_entry_falls_back_to_file_entries(tmp_path, monkeypatch):
+def test_corrupt_pack_is_recomputed_never_trusted(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     _, files = _run(tmp_path, "fill", cache)
-    (batch,) = _entries_holding_lists(cache)
-    batch.write_text(batch.read_text().replace("changed", "unchanged"))  # no longer verifies
-    import porter.cache
-
-    computed: list[int] = []
-    real = porter.cache.map_files
-    monkeypatch.setattr(porter.cache, "map_files", lambda work, tasks, *a: computed.append(len(tasks)) or real(work, tasks, *a))
+    (pack,) = _packs(cache)
+    pack.write_text(pack.read_text().replace("changed", "unchanged"))  # no longer verifies
     _, again = _run(tmp_path, "again", cache)
     assert again == files
-    assert computed == [0]  # every result came from its own entry
+    for pack in _packs(cache):  # the run stored its results afresh, in a pack that verifies
+        porter.cache._read(pack, pack.stem.split("-")[0])
+
+
+def test_old_packs_are_dropped(tmp_path):
+    cache = ResultCache(tmp_path)
+    for i in range(ResultCache.PACKS_KEPT + 3):
+        cache.put_many("ctx", {f"k{i}": FileResult(f"f{i}.py", "unchanged")})
+    assert len(_packs(tmp_path)) == ResultCache.PACKS_KEPT
+    found = cache.get_many("ctx", ["k0", f"k{ResultCache.PACKS_KEPT + 2}"])
+    assert found[0] is None and found[1] == FileResult(f"f{ResultCache.PACKS_KEPT + 2}.py", "unchanged")
+    assert cache.get_many("other context", [f"k{ResultCache.PACKS_KEPT + 2}"]) == [None]
 
 
 def test_one_changed_file_is_the_only_one_computed(tmp_path, monkeypatch):
     import shutil
-
-    import porter.cache
 
     src = tmp_path / "src"
     shutil.copytree(SRC, src)

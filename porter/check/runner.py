@@ -35,7 +35,8 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache
     cache = ResultCache(cache_dir, encode_file_check, decode_file_check) if cache_dir else None
     context = f"check|{opts.target}|{rules.digest}|{opts.version}|{','.join(opts.select)}|{','.join(opts.ignore)}|{opts.ops_only}"
     keys = [cache_key(t.data, t.rel, context) for t in tasks] if cache else []
-    results.extend(cached_map(check_file, tasks, keys, lambda t: len(t.data), opts.jobs, cache, keep=lambda r: r.error is None))
+    results.extend(cached_map(check_file, tasks, keys, lambda t: len(t.data), opts.jobs, cache, context,
+                              keep=lambda r: r.error is None))
     results.sort(key=lambda r: r.path)
     return CheckResult(src, opts.target, opts.version, tuple(results))
 
