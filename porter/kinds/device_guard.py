@@ -75,8 +75,40 @@ def _other_device(test: ast.AST, devices: list[str]) -> bool:
     return False
 
 
+def _imported_from_torch(ctx: FileContext, test: ast.AST, rule: Rule) -> bool:
+    """The test calls a check imported by name from torch (`from torch.cuda import
+    is_available as cuda_ok`). The namespace rule ports that import, so after the port the
+    name tests the target: the branch cannot be kept as the CUDA one, it is ported in place."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and _is_check(ctx, node, rule):
+            if ctx.imports.bindings.get(node.func.id, "").startswith("torch."):
+                return True
+    return False
+
+
 def _negated_check(ctx: FileContext, test: ast.AST, rule: Rule) -> bool:
     return any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) and _is_check(ctx, n.operand, rule) for n in ast.walk(test))
+
+
+def _checked_ifs(ctx: FileContext, rule: Rule) -> set[int]:
+    """Ids of the `if` statements whose test calls a check: found from the check calls up,
+    as a file has far fewer calls named like a check than `if` statements."""
+    names = {c.rsplit(".", 1)[-1] for c in rule.params["checks"]}
+    bound = ctx.imports.bindings  # `from torch.cuda import is_available as avail`: any name
+    found: set[int] = set()
+    for call in ctx.nodes(ast.Call):
+        name = _call_name(call)
+        if name not in names and not (isinstance(call.func, ast.Name) and name in bound):
+            continue
+        if not _is_check(ctx, call, rule):
+            continue
+        child, parent = call, ctx.parents.get(call)
+        while parent is not None and not isinstance(child, ast.stmt):
+            if isinstance(parent, ast.If) and parent.test is child:
+                found.add(id(parent))
+                break
+            child, parent = parent, ctx.parents.get(parent)
+    return found
 
 
 def _chain(node: ast.If) -> list[ast.If]:
@@ -111,13 +143,14 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
         extra.append(ctx.finding(rule, node, f"module kept for CUDA: it imports {module} at top level, a GPU kernel language that does not run on the target", severity="warning", suggestion="Use the PyTorch fallback path of this code on the target, or port the kernels by hand."))
         # One finding for the whole module; its would-be edits are not listed one by one.
         return [f for f in findings if f.edit is None] + extra
-    for top in ctx.nodes(ast.If):
+    checked = _checked_ifs(ctx, rule)
+    for top in ctx.nodes(ast.If) if checked else ():
         if id(top) in seen_elifs:
             continue
         chain = _chain(top)
         seen_elifs.update(id(b) for b in chain[1:])
         for i, branch in enumerate(chain):
-            if not any(_is_check(ctx, n, rule) for n in ast.walk(branch.test)):
+            if id(branch) not in checked:
                 continue
             if _negated_check(ctx, branch.test, rule):
                 continue  # `elif not cuda_available(): cpu`: converted in place below
@@ -132,6 +165,8 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             others = [b for j, b in enumerate(chain) if j != i]
             if not any(_other_device(b.test, p["other_devices"]) for b in others):
                 continue  # a plain guard: converted in place below
+            if _imported_from_torch(ctx, branch.test, rule):
+                continue  # its import is ported (torch.cuda -> torch.mlu): no CUDA branch can stay
             keep.append((start, end, "is the CUDA branch of a device dispatch chain"))
             if any(_other_device(b.test, [p.get("target_device", "mlu")]) for b in others):
                 continue  # the chain already has a target branch
