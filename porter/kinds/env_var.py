@@ -49,11 +49,19 @@ def renamed_variable(name: str, rule: Rule) -> str | None:
     return None
 
 
+def _any_name(rules: list[Rule]) -> re.Pattern[str]:
+    """One regex for every name pattern of `rules` (fnmatch-style, as `rule_for_name`)."""
+    return re.compile("|".join(fnmatch.translate(n) for r in rules for n in r.params["names"]))
+
+
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+    any_name = _any_name(rules)
     for node in ctx.nodes(ast.Constant, ast.JoinedStr):
-        # Cheap tests first: every name has an "_", and the command-line form needs an "=".
+        # Cheap tests first: every name has an "_", a literal without "=" must be a name
+        # itself, and the command-line form needs an "=".
         if isinstance(node, ast.Constant):
-            if not isinstance(node.value, str) or "_" not in node.value:
+            value = node.value
+            if type(value) is not str or "_" not in value or ("=" not in value and not any_name.match(value)):
                 continue
         elif not any(isinstance(v, ast.Constant) and "=" in v.value for v in node.values):
             continue

@@ -91,9 +91,10 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         values: dict[str, str] = rule.params.get("values", {})
         prefixes: dict[str, str] = rule.params.get("prefixes", {})
         flag = set(rule.params.get("flag", ()))
+        starts = tuple(prefixes)
         for node in ctx.nodes(ast.Constant):
             value = node.value
-            if not isinstance(value, str) or not (value in values or _flagged(value, flag) or value.startswith(tuple(prefixes))):
+            if type(value) is not str or not (value in values or _flagged(value, flag) or value.startswith(starts)):
                 continue
             if _kept_context(ctx, node, rule):
                 continue
