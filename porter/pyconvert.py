@@ -93,6 +93,7 @@ class Analysis:
     apis: tuple[tuple[str, str], ...] = ()
     skipped: str | None = None
     decoded: Decoded | None = None  # encoding and BOM, to write the converted text back
+    index: LineIndex | None = None  # of `text`, built once for the analysis
 
 
 def analyze_python(path: str, data: bytes, rules: RuleSet, active: list, version: str | None) -> Analysis | None:
@@ -124,7 +125,7 @@ def analyze_python(path: str, data: bytes, rules: RuleSet, active: list, version
         uses = api_uses(ctx, table)
         findings += _rewritten_as_info(ctx, op_check(ctx, op_rules, table, uses), findings)
         apis = tuple(sorted({(u.entry.api, u.entry.status) for u in uses}))
-    return Analysis(text, findings, apis, decoded=decoded)
+    return Analysis(text, findings, apis, decoded=decoded, index=ctx.index)
 
 
 def _rewritten_as_info(ctx: FileContext, op_findings: list[Finding], findings: list[Finding]) -> list[Finding]:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from itertools import accumulate
+from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -64,9 +65,7 @@ class LineIndex:
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """1-based line and 1-based character column of an offset."""
-        import bisect
-
-        line = bisect.bisect_right(self.starts, offset)
+        line = bisect_right(self.starts, offset)
         return line, offset - self.starts[line - 1] + 1
 
     def line_text(self, line: int) -> str:

@@ -61,7 +61,7 @@ def _python(task: Task) -> FileCheck:
     if analysis.skipped:
         return FileCheck(task.rel, "python", skipped=analysis.skipped)
     findings = [_as_check(f) for f in analysis.findings]
-    return _finish(task.rel, "python", analysis.text, findings, analysis.apis, python=True)
+    return _finish(task.rel, "python", analysis.text, findings, analysis.apis, python=True, index=analysis.index)
 
 
 def _other(task: Task, kind: str, handler) -> FileCheck:
@@ -86,8 +86,11 @@ def _as_check(finding: Finding) -> Finding:
     return replace(finding, message=f"would be rewritten: {finding.message}", edit=None)
 
 
-def _finish(rel: str, kind: str, text: str, findings: list[Finding], apis: tuple, python: bool) -> FileCheck:
+def _finish(rel: str, kind: str, text: str, findings: list[Finding], apis: tuple, python: bool,
+            index: LineIndex | None = None) -> FileCheck:
     findings, suppressed = split_suppressed(findings, suppressions(text, python))
-    index = LineIndex(text)
+    if not findings:
+        return FileCheck(rel, kind, (), (), apis, suppressed)
+    index = index or LineIndex(text)
     hashes = tuple(line_hash(index.line_text(f.line)) if f.line <= len(index.starts) else "" for f in findings)
     return FileCheck(rel, kind, tuple(findings), hashes, apis, suppressed)
