@@ -37,6 +37,7 @@ register_kind(KIND, REQUIRED, OPTIONAL)
 
 USES = ("api", "method", "likely-method")
 _OTHER_DEVICES = ("torch.xpu", "torch.mps", "torch.npu", "torch.mtia", "torch.hpu", "torch.backends.mps")
+_OTHER_DEVICE_PREFIXES = tuple(d + "." for d in _OTHER_DEVICES)
 _DTYPES = {"float", "double", "half", "bfloat16", "float16", "float32", "float64", "long", "int", "short",
            "bool", "uint8", "int8", "int16", "int32", "int64", "cfloat", "cdouble", "complex64",
            "complex128", "float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64"}
@@ -121,7 +122,7 @@ def _finding(ctx: FileContext, rule: Rule, table: ApiTable, use: ApiUse) -> Find
 
 
 def _is_api(qual: str) -> bool:
-    if not qual.startswith("torch.") or any(qual == d or qual.startswith(d + ".") for d in _OTHER_DEVICES):
+    if not qual.startswith("torch.") or qual in _OTHER_DEVICES or qual.startswith(_OTHER_DEVICE_PREFIXES):
         return False
     last = qual.rsplit(".", 1)[1]
     return not (last.startswith("__") or (qual.count(".") == 1 and last in _DTYPES))

@@ -14,7 +14,7 @@ import re
 import json
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
@@ -61,12 +61,18 @@ class ApiTable:
     source: str
     entries: Mapping[str, ApiEntry]
     prefixes: Mapping[str, ApiEntry]  # keyed by the prefix without its trailing ".*"
+    # Answers already given: a tree asks about the same few hundred names thousands of times.
+    _answers: dict[str, ApiEntry] = field(default_factory=dict, repr=False)
 
     def lookup(self, api: str) -> ApiEntry:
         """Exact entry, else the longest prefix entry, else status `unknown`."""
-        entry = self.entries.get(api)
+        entry = self.entries.get(api) or self._answers.get(api)
         if entry is not None:
             return entry
+        entry = self._answers[api] = self._search(api)
+        return entry
+
+    def _search(self, api: str) -> ApiEntry:
         parts = api.split(".")
         for end in range(len(parts) - 1, 0, -1):
             prefix = ".".join(parts[:end])
