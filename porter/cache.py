@@ -22,13 +22,12 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
 from porter import __version__
-from porter.model import Edit, EditRecord, FileResult, Finding
+from porter.model import Edit, EditRecord, FileResult, Finding, plain
 from porter.parallel import map_files
 
 T = TypeVar("T")
@@ -170,7 +169,10 @@ def cached_map(work: Callable[[T], R], tasks: Sequence[T], keys: Sequence[str], 
 
 
 def encode_finding(f: Finding) -> dict:
-    return asdict(f)
+    d = plain(f)
+    if f.edit is not None:
+        d["edit"] = plain(f.edit)
+    return d
 
 
 def decode_finding(d: dict) -> Finding:
@@ -182,7 +184,7 @@ def decode_finding(d: dict) -> Finding:
 def encode_file_result(r: FileResult) -> dict:
     return {
         "path": r.path, "status": r.status, "kind": r.kind, "reason": r.reason,
-        "edits": [asdict(e) for e in r.edits],
+        "edits": [plain(e) for e in r.edits],
         "findings": [encode_finding(f) for f in r.findings],
         "new_bytes": None if r.new_bytes is None else base64.b64encode(r.new_bytes).decode("ascii"),
         "apis": [list(a) for a in r.apis],

@@ -15,6 +15,12 @@ SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 FileStatus = Literal["changed", "unchanged", "skipped", "failed"]
 
 
+def plain(value: object) -> dict:
+    """The fields of one of these values as a dict, one level deep (`dataclasses.asdict`
+    deep-copies every field, which costs more than the reports that use it)."""
+    return dict(vars(value))
+
+
 @dataclass(frozen=True)
 class Edit:
     """Replace source text[start:end] (character offsets into the decoded text) by `replacement`."""

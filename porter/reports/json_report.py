@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict
 from pathlib import Path
 
 from porter import __version__
-from porter.model import SEVERITIES, Finding
+from porter.model import SEVERITIES, Finding, plain
 from porter.rules import RuleSet
 from porter.runner import RunResult
 
@@ -16,7 +15,7 @@ SCHEMA_VERSION = 1
 
 
 def finding_dict(f: Finding) -> dict:
-    d = asdict(f)
+    d = plain(f)
     d.pop("edit", None)
     return d
 
@@ -37,7 +36,7 @@ def build_report(run: RunResult, rules: RuleSet, out: Path | None, extra_finding
         if r.reason:
             entry["reason"] = r.reason
         if r.edits:
-            entry["edits"] = [asdict(e) for e in r.edits]
+            entry["edits"] = [plain(e) for e in r.edits]
         if r.findings:
             entry["findings"] = len(r.findings)
         files.append(entry)
@@ -74,7 +73,7 @@ def build_report(run: RunResult, rules: RuleSet, out: Path | None, extra_finding
         "rules": {
             r.code: {"name": r.name, "summary": r.summary, "why": r.why, "severity": r.severity,
                      "applicability": r.applicability, "fix": r.fix,
-                     "examples": [asdict(e) for e in r.examples]}
+                     "examples": [plain(e) for e in r.examples]}
             for r in rules.rules if r.code in used
         },
     }
