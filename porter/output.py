@@ -121,16 +121,16 @@ class TreeWriter:
         if not self.dirs.ready(rel.rpartition("/")[0]):
             self.problems.append(f"{rel}: not written, its directory in OUT leads outside OUT")
             return False
-        dest = self.out / rel
-        if not self.fresh and not replacing and (dest.is_symlink() or dest.is_dir()):
-            _remove(dest)
+        dest = f"{self.out}/{rel}"  # a string: this runs for every file of the tree
+        if not self.fresh and not replacing and (os.path.islink(dest) or os.path.isdir(dest)):
+            _remove(Path(dest))
         try:
             if data is None:
-                shutil.copy(self.src / rel, dest, follow_symlinks=False)
+                shutil.copy(f"{self.src}/{rel}", dest, follow_symlinks=False)
                 return True
             with open(dest, "wb") as fh:
                 fh.write(data)
-            mode = stat.S_IMODE(mode if mode is not None else (self.src / rel).stat().st_mode)
+            mode = stat.S_IMODE(mode if mode is not None else os.stat(f"{self.src}/{rel}").st_mode)
             if mode != self.new_file_mode or not self.fresh:
                 os.chmod(dest, mode)
             return True

@@ -73,12 +73,13 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
     vendor_rules = [r for r in active if r.kind == VENDOR_KIND]
     todo: list[tuple] = []
     lines: dict[str, int] = {}  # line counts of the files a pipeline reads (text), for the report
+    root = str(src)
     for entry in walk(src, exclude):
         if entry.is_symlink:
             run.symlinks.append(entry.rel)
             continue
         try:
-            data, mode, whole = read_source(src / entry.rel, entry.rel)
+            data, mode, whole = read_source(root, entry.rel)
         except OSError as exc:
             run.results.append(FileResult(entry.rel, "failed", kind="other", reason=f"cannot read: {exc.strerror}"))
             continue

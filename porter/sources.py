@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from porter import filetypes
 
@@ -13,9 +12,11 @@ KEEP_UNHANDLED = 256 * 1024
 HEAD = 256  # bytes a file type may be recognised by (a shebang)
 
 
-def read_source(path: Path, rel: str) -> tuple[bytes, int, bool]:
-    """(bytes, mode, whole) of the file at `path` (`rel` in its tree): the whole file, or
-    only its head when it is large and no pipeline wants it."""
+def read_source(root: str, rel: str) -> tuple[bytes, int, bool]:
+    """(bytes, mode, whole) of the file `rel` of the tree at `root`: the whole file, or only
+    its head when it is large and no pipeline wants it. (Plain strings: this runs for every
+    file of the tree, and pathlib costs more than the read.)"""
+    path = f"{root}/{rel}"
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
         if st.st_size <= KEEP_UNHANDLED:

@@ -22,9 +22,10 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache
     rules, _ = rules_for(opts)  # fails here, before any work, when a rule is malformed
     results: list[FileCheck] = []
     tasks: list[Task] = []
+    root = str(src)
     for rel in _files(src, exclude):
         try:
-            data, _, whole = read_source(src / rel, rel)
+            data, _, whole = read_source(root, rel)
         except OSError as exc:
             results.append(FileCheck(rel, skipped=f"cannot read: {exc.strerror}"))
             continue
