@@ -153,7 +153,7 @@ def _digest(payload: str) -> str:
 def cached_map(work: Callable[[T], R], tasks: Sequence[T], keys: Sequence[str], size: Callable[[T], int],
                jobs: int | None, cache: ResultCache | None, context: str = "",
                keep: Callable[[R], bool] = lambda r: True,
-               meanwhile: Callable[[], None] | None = None) -> list[R]:
+               meanwhile: Callable[[int], None] | None = None) -> list[R]:
     """`map_files(work, tasks)`, answering from the cache's packs of `context` where an
     entry verifies, and storing this run's results that `keep` accepts (not porter's own
     failures) as a new pack when any had to be computed."""

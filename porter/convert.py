@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,9 +53,10 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
     # change are rewritten afterwards.
     writer = TreeWriter(src, out) if out is not None and not opts.in_place else None
 
-    def write_early(known: list, pending: list[str], sources: dict) -> None:
-        writer.write(known, sources)
-        writer.write_originals(pending, sources)
+    def write_early(known: list, pending: list[str], sources: dict, busy: int) -> None:
+        spare = max(1, (opts.jobs or os.cpu_count() or 1) - busy)  # cores the workers leave free
+        writer.write(known, sources, spare)
+        writer.write_originals(pending, sources, spare)
 
     run = convert_tree(src, rules, opts.version, opts.jobs, opts.select, opts.ignore, exclude, cache,
                        meanwhile=write_early if writer else None)

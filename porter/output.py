@@ -12,10 +12,16 @@ import os
 import shutil
 import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from porter.model import FileResult
+from porter.parallel import fork_map
 from porter.runner import RunResult
+
+
+# Batches smaller than this are written by one process: forking costs more.
+_SPREAD_WRITES = 64
 
 
 class DestinationError(Exception):
@@ -68,6 +74,16 @@ class _Dirs:
         return ok
 
 
+@dataclass(frozen=True)
+class _Put:
+    """One file to write: `data` (None: copy it from SRC) with `mode` (None: SRC's)."""
+
+    rel: str
+    data: bytes | None
+    mode: int | None
+    replacing: bool = False  # over a file this run wrote itself
+
+
 class TreeWriter:
     """Writes OUT in as many batches as come: converted files, copies of the rest, and
     symlinks as links. `problems` says what was not written.
@@ -75,7 +91,9 @@ class TreeWriter:
     A file whose bytes were read already (`sources`: bytes and mode by path) is written from
     memory, and its entry dropped; others are copied. Modes are kept, times are not (as `cp`).
     `write_originals` writes files whose result is not known yet as they are, while the
-    workers compute; `write` then rewrites only those that changed.
+    workers compute; `write` then rewrites only those that changed. A batch may be spread
+    over `processes` forked processes: creating files is kernel work that two processes do
+    in about two thirds of the time (threads do not help).
     """
 
     def __init__(self, src: Path, out: Path) -> None:
@@ -90,8 +108,10 @@ class TreeWriter:
         os.umask(umask)
         self.new_file_mode = 0o666 & ~umask
 
-    def write(self, results: list[FileResult], sources: dict[str, tuple[bytes, int]] | None = None) -> None:
+    def write(self, results: list[FileResult], sources: dict[str, tuple[bytes, int]] | None = None,
+              processes: int = 1) -> None:
         sources = sources if sources is not None else {}
+        puts: list[_Put] = []
         for result in results:
             if result.path in self.written:
                 continue
@@ -99,44 +119,52 @@ class TreeWriter:
             mode = self.originals.pop(result.path, None)
             if mode is not None:
                 if result.new_bytes is not None:  # already there as in SRC: only a change is written
-                    self._put(result.path, result.new_bytes, mode, replacing=True)
+                    puts.append(_Put(result.path, result.new_bytes, mode, replacing=True))
                 continue
             source = sources.pop(result.path, None)
-            if result.new_bytes is not None:
-                self._put(result.path, result.new_bytes, source[1] if source else None)
-            else:
-                self._put(result.path, source[0] if source else None, source[1] if source else None)
+            data = result.new_bytes if result.new_bytes is not None else source[0] if source else None
+            puts.append(_Put(result.path, data, source[1] if source else None))
+        self._write_all(puts, processes)
 
-    def write_originals(self, paths: list[str], sources: dict[str, tuple[bytes, int]]) -> None:
+    def write_originals(self, paths: list[str], sources: dict[str, tuple[bytes, int]], processes: int = 1) -> None:
         """Write these files as they are in SRC; `write` replaces the ones that change."""
-        for rel in paths:
-            if rel in self.written or rel in self.originals or rel not in sources:
-                continue
-            data, mode = sources.pop(rel)
-            if self._put(rel, data, mode):
-                self.originals[rel] = mode
+        puts = [_Put(rel, *sources.pop(rel)) for rel in paths
+                if rel not in self.written and rel not in self.originals and rel in sources]
+        for put in self._write_all(puts, processes):
+            self.originals[put.rel] = put.mode  # type: ignore[assignment]
 
-    def _put(self, rel: str, data: bytes | None, mode: int | None, replacing: bool = False) -> bool:
-        """Write `data` (None: copy from SRC) at `rel` with `mode` (None: SRC's)."""
-        if not self.dirs.ready(rel.rpartition("/")[0]):
-            self.problems.append(f"{rel}: not written, its directory in OUT leads outside OUT")
-            return False
-        dest = f"{self.out}/{rel}"  # a string: this runs for every file of the tree
-        if not self.fresh and not replacing and (os.path.islink(dest) or os.path.isdir(dest)):
+    def _write_all(self, puts: list[_Put], processes: int) -> list[_Put]:
+        """Write a batch; returns the puts that were written."""
+        ready = []
+        for put in puts:  # directories first, here: _Dirs remembers what it checked
+            if self.dirs.ready(put.rel.rpartition("/")[0]):
+                ready.append(put)
+            else:
+                self.problems.append(f"{put.rel}: not written, its directory in OUT leads outside OUT")
+        if len(ready) < _SPREAD_WRITES:
+            processes = 1
+        outcomes = fork_map(self._put, ready, processes)
+        self.problems.extend(problem for problem in outcomes if problem)
+        return [put for put, problem in zip(ready, outcomes) if not problem]
+
+    def _put(self, put: _Put) -> str | None:
+        """Write one file; None, or what went wrong. (It may run in a forked process: it
+        changes nothing of this object.)"""
+        dest = f"{self.out}/{put.rel}"  # a string: this runs for every file of the tree
+        if not self.fresh and not put.replacing and (os.path.islink(dest) or os.path.isdir(dest)):
             _remove(Path(dest))
         try:
-            if data is None:
-                shutil.copy(f"{self.src}/{rel}", dest, follow_symlinks=False)
-                return True
+            if put.data is None:
+                shutil.copy(f"{self.src}/{put.rel}", dest, follow_symlinks=False)
+                return None
             with open(dest, "wb") as fh:
-                fh.write(data)
-            mode = stat.S_IMODE(mode if mode is not None else os.stat(f"{self.src}/{rel}").st_mode)
+                fh.write(put.data)
+            mode = stat.S_IMODE(put.mode if put.mode is not None else os.stat(f"{self.src}/{put.rel}").st_mode)
             if mode != self.new_file_mode or not self.fresh:
                 os.chmod(dest, mode)
-            return True
+            return None
         except OSError as exc:
-            self.problems.append(f"{rel}: not written: {exc.strerror}")
-            return False
+            return f"{put.rel}: not written: {exc.strerror}"
 
     def links(self, symlinks: list[str]) -> None:
         for rel in symlinks:

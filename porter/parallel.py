@@ -32,18 +32,18 @@ _MAX_TOKENS = 8_192  # fits the smallest pipe buffer (64 KiB) at 4 bytes each, w
 
 
 def map_files(work: Callable[[T], R], tasks: Sequence[T], size: Callable[[T], int],
-              jobs: int | None = None, meanwhile: Callable[[], None] | None = None) -> list[R]:
+              jobs: int | None = None, meanwhile: Callable[[int], None] | None = None) -> list[R]:
     """`[work(t) for t in tasks]`, spread over `jobs` processes (default: all cores).
 
     `work` must be a module-level function that returns a picklable result. `size` weighs a
     task: the biggest go first so that one large file does not finish last alone.
-    `meanwhile` runs in this process while the workers compute (I/O it would otherwise do
-    after).
+    `meanwhile(busy)` runs in this process while `busy` worker processes compute (I/O it
+    would otherwise do after); with `busy` 0 it may use the other cores itself.
     """
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(tasks) < 4 or sum(size(t) for t in tasks) < POOL_THRESHOLD:
         if meanwhile is not None:
-            meanwhile()
+            meanwhile(0)
         with _fewer_collections():
             return [work(t) for t in tasks]
     order = sorted(range(len(tasks)), key=lambda i: -size(tasks[i]))
@@ -51,6 +51,15 @@ def map_files(work: Callable[[T], R], tasks: Sequence[T], size: Callable[[T], in
         return _with_pool(work, tasks, order, jobs, meanwhile)
     with _fewer_collections():
         return _with_forks(work, tasks, order, jobs, meanwhile)
+
+
+def fork_map(func: Callable[[T], R], items: Sequence[T], processes: int) -> list[R]:
+    """`[func(x) for x in items]` over `processes` processes (this one and forked ones), in
+    order; `func` may be any callable (it is not pickled), its results must pickle.
+    Serial where the OS cannot fork."""
+    if processes <= 1 or len(items) < 2 or not hasattr(os, "fork"):
+        return [func(x) for x in items]
+    return _with_forks(func, items, list(range(len(items))), processes, None)
 
 
 @contextmanager
@@ -70,7 +79,7 @@ def _fewer_collections() -> Iterator[None]:
 
 
 def _with_forks(work: Callable[[T], R], tasks: Sequence[T], order: list[int], jobs: int,
-                meanwhile: Callable[[], None] | None) -> list[R]:
+                meanwhile: Callable[[int], None] | None) -> list[R]:
     groups = _groups(order)
     todo_r, todo_w = os.pipe()
     os.write(todo_w, b"".join(_TOKEN.pack(g) for g in range(len(groups))))
@@ -97,7 +106,7 @@ def _with_forks(work: Callable[[T], R], tasks: Sequence[T], order: list[int], jo
     results: dict[int, R] = {}
     try:
         if meanwhile is not None:
-            meanwhile()
+            meanwhile(len(workers))
         results.update(_take(work, tasks, groups, todo_r))
         for _, out_r in workers:
             with os.fdopen(out_r, "rb", closefd=False) as fh:
@@ -132,7 +141,7 @@ def _take(work: Callable[[T], R], tasks: Sequence[T], groups: list[list[int]], t
 
 
 def _with_pool(work: Callable[[T], R], tasks: Sequence[T], order: list[int], jobs: int,
-               meanwhile: Callable[[], None] | None) -> list[R]:
+               meanwhile: Callable[[int], None] | None) -> list[R]:
     """Where there is no fork (Windows): a process pool; workers load rules themselves."""
     from concurrent.futures import ProcessPoolExecutor
 
@@ -140,7 +149,7 @@ def _with_pool(work: Callable[[T], R], tasks: Sequence[T], order: list[int], job
     with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
         pending = pool.map(work, [tasks[i] for i in order], chunksize=1)  # submits everything now
         if meanwhile is not None:
-            meanwhile()
+            meanwhile(min(jobs, len(tasks)))
         for i, result in zip(order, pending):
             results[i] = result
     return results  # type: ignore[return-value]

@@ -57,12 +57,12 @@ def _work(args: tuple) -> FileResult:
 def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: int | None = None,
                  select: tuple = (), ignore: tuple = (), exclude: Path | None = None,
                  cache: ResultCache | None = None,
-                 meanwhile: Callable[[list[FileResult], list[str], dict], None] | None = None) -> RunResult:
+                 meanwhile: Callable[[list[FileResult], list[str], dict, int], None] | None = None) -> RunResult:
     """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache.
 
     `meanwhile` gets, while the workers compute, the results already known (files no rule
-    can touch), the paths still being computed and `run.sources`, so that writing OUT
-    overlaps with the work.
+    can touch), the paths still being computed, `run.sources` and how many worker processes
+    are busy, so that writing OUT overlaps with the work.
     """
     run = RunResult(src, rules.target, version)
     _RULESETS[rules.digest] = rules
@@ -103,6 +103,7 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
     known = list(run.results)
     run.results.extend(cached_map(_work, todo, keys, lambda t: len(t[1]), jobs, cache, context,
                                   keep=lambda r: r.status != "failed",
-                                  meanwhile=(lambda: meanwhile(known, [t[0] for t in todo], run.sources)) if meanwhile else None))
+                                  meanwhile=(lambda busy: meanwhile(known, [t[0] for t in todo], run.sources, busy))
+                                  if meanwhile else None))
     run.results = sorted((replace(r, lines=lines.get(r.path, 0)) for r in run.results), key=lambda r: r.path)
     return run

@@ -20,24 +20,30 @@ class Entry:
 
 
 def walk(root: Path, exclude: Path | None = None) -> Iterator[Entry]:
-    """Files and symlinks under root, sorted, without descending into symlinked directories."""
+    """Files and symlinks under root, sorted, without descending into symlinked directories.
+
+    On os.scandir, whose entries know their own type: no extra system call per file.
+    """
     exclude_s = str(exclude) if exclude else None
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        rel_dir = os.path.relpath(dirpath, root)
-        keep = []
-        for d in sorted(dirnames):
-            full = os.path.join(dirpath, d)
-            if d in SKIP_DIRS or (rel_dir == "." and d in (REPORT_DIR, LORA_DIR)) or full == exclude_s:
-                continue
-            if os.path.islink(full):
-                yield Entry(_rel(rel_dir, d), True)
-                continue
-            keep.append(d)
-        dirnames[:] = keep
-        for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
-            yield Entry(_rel(rel_dir, name), os.path.islink(full))
+    yield from _walk(str(root), "", exclude_s)
 
 
-def _rel(rel_dir: str, name: str) -> str:
-    return name if rel_dir == "." else f"{rel_dir.replace(os.sep, '/')}/{name}"
+def _walk(folder: str, rel_dir: str, exclude: str | None) -> Iterator[Entry]:
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return  # unreadable folder: nothing to convert in it
+    subdirs = []
+    for entry in entries:
+        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+        if entry.is_symlink():
+            yield Entry(rel, True)
+        elif entry.is_dir():
+            if entry.name in SKIP_DIRS or (not rel_dir and entry.name in (REPORT_DIR, LORA_DIR)) or entry.path == exclude:
+                continue
+            subdirs.append((entry.path, rel))
+        else:
+            yield Entry(rel, False)
+    for path, rel in subdirs:
+        yield from _walk(path, rel, exclude)
