@@ -152,16 +152,15 @@ def _digest(payload: str) -> str:
 
 def cached_map(work: Callable[[T], R], tasks: Sequence[T], keys: Sequence[str], size: Callable[[T], int],
                jobs: int | None, cache: ResultCache | None, context: str = "",
-               keep: Callable[[R], bool] = lambda r: True,
-               meanwhile: Callable[[int], None] | None = None) -> list[R]:
+               keep: Callable[[R], bool] = lambda r: True) -> list[R]:
     """`map_files(work, tasks)`, answering from the cache's packs of `context` where an
     entry verifies, and storing this run's results that `keep` accepts (not porter's own
     failures) as a new pack when any had to be computed."""
     if cache is None:
-        return map_files(work, tasks, size, jobs, meanwhile)
+        return map_files(work, tasks, size, jobs)
     results: list[R | None] = cache.get_many(context, keys)
     missing = [i for i, r in enumerate(results) if r is None]
-    for i, result in zip(missing, map_files(work, [tasks[i] for i in missing], size, jobs, meanwhile)):
+    for i, result in zip(missing, map_files(work, [tasks[i] for i in missing], size, jobs)):
         results[i] = result
     if missing:
         cache.put_many(context, {k: r for k, r in zip(keys, results) if keep(r)})  # type: ignore[arg-type]

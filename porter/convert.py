@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,17 +48,11 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
         check_destination(src, out, opts.force)
     exclude = out.resolve() if out is not None and not opts.in_place else None
     cache = ResultCache(opts.cache_dir) if opts.cache_dir else None
-    # OUT is written while the workers convert: every file as it is in SRC; the ones that
-    # change are rewritten afterwards.
-    writer = TreeWriter(src, out) if out is not None and not opts.in_place else None
-
-    def write_early(known: list, pending: list[str], sources: dict, busy: int) -> None:
-        spare = max(1, (opts.jobs or os.cpu_count() or 1) - busy)  # cores the workers leave free
-        writer.write(known, sources, spare)
-        writer.write_originals(pending, sources, spare)
-
+    # OUT is written while the files are converted: every file as it is in SRC, by a forked
+    # process; the ones that change are rewritten afterwards.
+    writer = TreeWriter(src, out, background=opts.jobs != 1) if out is not None and not opts.in_place else None
     run = convert_tree(src, rules, opts.version, opts.jobs, opts.select, opts.ignore, exclude, cache,
-                       meanwhile=write_early if writer else None)
+                       on_read=writer.write_in_background if writer else None)
     report = build_report(run, rules, out)
     if out is None:
         return run, report, None

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from porter.model import FileResult
-from porter.parallel import fork_map
+from porter.parallel import Background
 from porter.runner import RunResult
 
 
-# Batches smaller than this are written by one process: forking costs more.
-_SPREAD_WRITES = 64
+# Batches smaller than this are written here and now: forking costs more.
+_BACKGROUND_WRITES = 64
 
 
 class DestinationError(Exception):
@@ -90,26 +90,48 @@ class TreeWriter:
 
     A file whose bytes were read already (`sources`: bytes and mode by path) is written from
     memory, and its entry dropped; others are copied. Modes are kept, times are not (as `cp`).
-    `write_originals` writes files whose result is not known yet as they are, while the
-    workers compute; `write` then rewrites only those that changed. A batch may be spread
-    over `processes` forked processes: creating files is kernel work that two processes do
-    in about two thirds of the time (threads do not help).
+    `write_in_background` writes files as they are in SRC from a forked process while this
+    one works out the results; `write` then waits for it and writes only what changed.
     """
 
-    def __init__(self, src: Path, out: Path) -> None:
+    def __init__(self, src: Path, out: Path, background: bool = True) -> None:
         self.src, self.out = src, out
+        self.background = background  # False: every write in this process (--jobs 1)
         out.mkdir(parents=True, exist_ok=True)
         self.dirs = _Dirs(out)
         self.fresh = not any(out.iterdir())
-        self.written: set[str] = set()  # final content written
+        self.written: set[str] = set()  # final content written (or given up on)
         self.originals: dict[str, int] = {}  # written as in SRC, result pending: path -> mode
         self.problems: list[str] = []
+        self._background: tuple[Background, list[_Put]] | None = None
         umask = os.umask(0)
         os.umask(umask)
         self.new_file_mode = 0o666 & ~umask
 
-    def write(self, results: list[FileResult], sources: dict[str, tuple[bytes, int]] | None = None,
-              processes: int = 1) -> None:
+    def write_in_background(self, final: list[FileResult], pending: list[str],
+                            sources: dict[str, tuple[bytes, int]]) -> None:
+        """Write the files of `final` (results that copy SRC) and of `pending` (results still
+        to come) as they are in SRC, beside this process's work."""
+        self._join()
+        puts = []
+        for rel in [r.path for r in final if r.new_bytes is None] + pending:
+            if rel in self.written or rel in self.originals:
+                continue
+            source = sources.pop(rel, None)
+            put = _Put(rel, source[0] if source else None, source[1] if source else None)
+            if rel in pending:
+                self.originals[rel] = put.mode if put.mode is not None else -1
+            else:
+                self.written.add(rel)
+            puts.append(put)
+        ready = self._ready(puts)
+        if len(ready) < _BACKGROUND_WRITES or not self.background:
+            self._record(ready, [self._put(put) for put in ready])
+        else:
+            self._background = Background(lambda: [self._put(put) for put in ready]), ready
+
+    def write(self, results: list[FileResult], sources: dict[str, tuple[bytes, int]] | None = None) -> None:
+        self._join()
         sources = sources if sources is not None else {}
         puts: list[_Put] = []
         for result in results:
@@ -119,33 +141,38 @@ class TreeWriter:
             mode = self.originals.pop(result.path, None)
             if mode is not None:
                 if result.new_bytes is not None:  # already there as in SRC: only a change is written
-                    puts.append(_Put(result.path, result.new_bytes, mode, replacing=True))
+                    puts.append(_Put(result.path, result.new_bytes, None if mode < 0 else mode, replacing=True))
                 continue
             source = sources.pop(result.path, None)
             data = result.new_bytes if result.new_bytes is not None else source[0] if source else None
             puts.append(_Put(result.path, data, source[1] if source else None))
-        self._write_all(puts, processes)
+        ready = self._ready(puts)
+        self._record(ready, [self._put(put) for put in ready])
 
-    def write_originals(self, paths: list[str], sources: dict[str, tuple[bytes, int]], processes: int = 1) -> None:
-        """Write these files as they are in SRC; `write` replaces the ones that change."""
-        puts = [_Put(rel, *sources.pop(rel)) for rel in paths
-                if rel not in self.written and rel not in self.originals and rel in sources]
-        for put in self._write_all(puts, processes):
-            self.originals[put.rel] = put.mode  # type: ignore[assignment]
-
-    def _write_all(self, puts: list[_Put], processes: int) -> list[_Put]:
-        """Write a batch; returns the puts that were written."""
+    def _ready(self, puts: list[_Put]) -> list[_Put]:
+        """The puts whose directory is safe to write in (made here: _Dirs remembers)."""
         ready = []
-        for put in puts:  # directories first, here: _Dirs remembers what it checked
+        for put in puts:
             if self.dirs.ready(put.rel.rpartition("/")[0]):
                 ready.append(put)
             else:
                 self.problems.append(f"{put.rel}: not written, its directory in OUT leads outside OUT")
-        if len(ready) < _SPREAD_WRITES:
-            processes = 1
-        outcomes = fork_map(self._put, ready, processes)
-        self.problems.extend(problem for problem in outcomes if problem)
-        return [put for put, problem in zip(ready, outcomes) if not problem]
+                self.originals.pop(put.rel, None)
+                self.written.add(put.rel)
+        return ready
+
+    def _join(self) -> None:
+        if self._background is not None:
+            background, puts = self._background
+            self._background = None
+            self._record(puts, background.result())  # type: ignore[arg-type]
+
+    def _record(self, puts: list[_Put], outcomes: list[str | None]) -> None:
+        for put, problem in zip(puts, outcomes):
+            if problem:  # given up on: not retried when its result comes
+                self.problems.append(problem)
+                self.originals.pop(put.rel, None)
+                self.written.add(put.rel)
 
     def _put(self, put: _Put) -> str | None:
         """Write one file; None, or what went wrong. (It may run in a forked process: it

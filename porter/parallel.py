@@ -7,7 +7,7 @@ because starting workers costs more than the work.
 Where the OS can fork, porter forks its workers itself instead of using a process pool:
 the tasks are already in memory, so a worker inherits them and only its results travel
 back (one pickle per worker, not one per file each way); and this process works on the
-tasks too once its own `meanwhile` job is done, so `--jobs N` keeps N processes busy.
+tasks too, so `--jobs N` keeps N processes busy.
 Tasks are handed out one at a time through a pipe of task numbers, largest first: whoever
 is free takes the next, so a slow file or a slow disk does not leave the others idle.
 """
@@ -32,34 +32,59 @@ _MAX_TOKENS = 8_192  # fits the smallest pipe buffer (64 KiB) at 4 bytes each, w
 
 
 def map_files(work: Callable[[T], R], tasks: Sequence[T], size: Callable[[T], int],
-              jobs: int | None = None, meanwhile: Callable[[int], None] | None = None) -> list[R]:
+              jobs: int | None = None) -> list[R]:
     """`[work(t) for t in tasks]`, spread over `jobs` processes (default: all cores).
 
     `work` must be a module-level function that returns a picklable result. `size` weighs a
     task: the biggest go first so that one large file does not finish last alone.
-    `meanwhile(busy)` runs in this process while `busy` worker processes compute (I/O it
-    would otherwise do after); with `busy` 0 it may use the other cores itself.
     """
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(tasks) < 4 or sum(size(t) for t in tasks) < POOL_THRESHOLD:
-        if meanwhile is not None:
-            meanwhile(0)
         with _fewer_collections():
             return [work(t) for t in tasks]
     order = sorted(range(len(tasks)), key=lambda i: -size(tasks[i]))
     if not hasattr(os, "fork"):
-        return _with_pool(work, tasks, order, jobs, meanwhile)
+        return _with_pool(work, tasks, order, jobs)
     with _fewer_collections():
-        return _with_forks(work, tasks, order, jobs, meanwhile)
+        return _with_forks(work, tasks, order, jobs)
 
 
-def fork_map(func: Callable[[T], R], items: Sequence[T], processes: int) -> list[R]:
-    """`[func(x) for x in items]` over `processes` processes (this one and forked ones), in
-    order; `func` may be any callable (it is not pickled), its results must pickle.
-    Serial where the OS cannot fork."""
-    if processes <= 1 or len(items) < 2 or not hasattr(os, "fork"):
-        return [func(x) for x in items]
-    return _with_forks(func, items, list(range(len(items))), processes, None)
+class Background:
+    """`func()` run in a forked process while this one goes on; `result()` waits for it and
+    returns what it returned (it must pickle). Where the OS cannot fork, `func` runs here,
+    at once."""
+
+    def __init__(self, func: Callable[[], R]) -> None:
+        self._value: object = None
+        self._pid = 0
+        if not hasattr(os, "fork"):
+            self._value = func()
+            return
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                os.close(read_end)
+                with os.fdopen(write_end, "wb") as fh:
+                    pickle.dump(func(), fh, protocol=pickle.HIGHEST_PROTOCOL)
+                status = 0
+            finally:
+                os._exit(status)  # never run this process's clean-up or flush its buffers
+        os.close(write_end)
+        self._pid, self._read_end, self._func = pid, read_end, func
+
+    def result(self) -> object:
+        if self._pid:
+            pid, self._pid = self._pid, 0
+            try:
+                with os.fdopen(self._read_end, "rb") as fh:
+                    self._value = pickle.load(fh)
+            except Exception:  # the process died: do its work here
+                self._value = self._func()
+            finally:
+                os.waitpid(pid, 0)
+        return self._value
 
 
 @contextmanager
@@ -78,8 +103,7 @@ def _fewer_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _with_forks(work: Callable[[T], R], tasks: Sequence[T], order: list[int], jobs: int,
-                meanwhile: Callable[[int], None] | None) -> list[R]:
+def _with_forks(work: Callable[[T], R], tasks: Sequence[T], order: list[int], jobs: int) -> list[R]:
     groups = _groups(order)
     todo_r, todo_w = os.pipe()
     os.write(todo_w, b"".join(_TOKEN.pack(g) for g in range(len(groups))))
@@ -105,8 +129,6 @@ def _with_forks(work: Callable[[T], R], tasks: Sequence[T], order: list[int], jo
         os.close(todo_w)  # with every copy of the write end closed, an empty pipe reads as EOF
     results: dict[int, R] = {}
     try:
-        if meanwhile is not None:
-            meanwhile(len(workers))
         results.update(_take(work, tasks, groups, todo_r))
         for _, out_r in workers:
             with os.fdopen(out_r, "rb", closefd=False) as fh:
@@ -140,16 +162,13 @@ def _take(work: Callable[[T], R], tasks: Sequence[T], groups: list[list[int]], t
             done.append((i, work(tasks[i])))
 
 
-def _with_pool(work: Callable[[T], R], tasks: Sequence[T], order: list[int], jobs: int,
-               meanwhile: Callable[[int], None] | None) -> list[R]:
+def _with_pool(work: Callable[[T], R], tasks: Sequence[T], order: list[int], jobs: int) -> list[R]:
     """Where there is no fork (Windows): a process pool; workers load rules themselves."""
     from concurrent.futures import ProcessPoolExecutor
 
     results: list[R | None] = [None] * len(tasks)
     with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
         pending = pool.map(work, [tasks[i] for i in order], chunksize=1)  # submits everything now
-        if meanwhile is not None:
-            meanwhile(min(jobs, len(tasks)))
         for i, result in zip(order, pending):
             results[i] = result
     return results  # type: ignore[return-value]

@@ -57,12 +57,12 @@ def _work(args: tuple) -> FileResult:
 def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: int | None = None,
                  select: tuple = (), ignore: tuple = (), exclude: Path | None = None,
                  cache: ResultCache | None = None,
-                 meanwhile: Callable[[list[FileResult], list[str], dict, int], None] | None = None) -> RunResult:
+                 on_read: Callable[[list[FileResult], list[str], dict], None] | None = None) -> RunResult:
     """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache.
 
-    `meanwhile` gets, while the workers compute, the results already known (files no rule
-    can touch), the paths still being computed, `run.sources` and how many worker processes
-    are busy, so that writing OUT overlaps with the work.
+    `on_read` gets, as soon as every file is read, the results already known (files no rule
+    can touch), the paths still to be computed and `run.sources`: writing OUT can start
+    then, beside the work.
     """
     run = RunResult(src, rules.target, version)
     _RULESETS[rules.digest] = rules
@@ -99,11 +99,10 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
             run.results.append(FileResult(entry.rel, "unchanged", kind="python"))
         else:
             todo.append((entry.rel, data, (rules.target, rules.digest), version, select, ignore))
+    if on_read is not None:
+        on_read(list(run.results), [t[0] for t in todo], run.sources)
     keys = [cache_key(t[1], t[0], context) for t in todo] if cache else []
-    known = list(run.results)
     run.results.extend(cached_map(_work, todo, keys, lambda t: len(t[1]), jobs, cache, context,
-                                  keep=lambda r: r.status != "failed",
-                                  meanwhile=(lambda busy: meanwhile(known, [t[0] for t in todo], run.sources, busy))
-                                  if meanwhile else None))
+                                  keep=lambda r: r.status != "failed"))
     run.results = sorted((replace(r, lines=lines.get(r.path, 0)) for r in run.results), key=lambda r: r.path)
     return run

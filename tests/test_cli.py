@@ -150,6 +150,43 @@ def test_every_file_is_copied_with_its_mode_large_and_small(tmp_path):
     assert (src / "weights.bin").read_bytes() == big
 
 
+def _wide_repo(tmp_path: Path, count: int = 150) -> Path:
+    """Enough files for OUT to be written by a background process."""
+    src = tmp_path / "wide"
+    for i in range(count):
+        folder = src / f"d{i % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"m{i}.py").write_text(CUDA_SRC if i % 10 == 0 else f"x = {i}\n")
+        os.chmod(folder / f"m{i}.py", 0o755 if i % 3 == 0 else 0o640)
+    return src
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_large_tree_written_in_background_equals_serial_write(tmp_path, jobs):
+    src = _wide_repo(tmp_path)
+    out = tmp_path / f"o{jobs}"
+    assert _run("convert", str(src), "--target", "mlu", "-o", str(out), "--jobs", jobs).exit_code == 0
+    for path in src.rglob("*.py"):
+        rel = path.relative_to(src)
+        got = (out / rel).read_text()
+        assert got == (path.read_text().replace("x.cuda()", "x.mlu()").replace("import torch\n", "import torch\nimport torch_mlu\n", 1)
+                       if "cuda" in path.read_text() else path.read_text()), rel
+        assert (out / rel).stat().st_mode == path.stat().st_mode, rel
+
+
+def test_large_tree_never_written_through_a_symlink_in_out(tmp_path):
+    src = _wide_repo(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "d0").symlink_to(elsewhere, target_is_directory=True)
+    result = _run("convert", str(src), "--target", "mlu", "-o", str(out), "--force")
+    assert not list(elsewhere.iterdir()), "porter wrote through a symlink outside OUT"
+    assert result.output.count("leads outside OUT") == len(list((src / "d0").iterdir()))
+    assert (out / "d1" / "m1.py").read_text() == "x = 1\n"
+
+
 def test_rules_list_and_explain():
     listing = _run("rules")
     assert listing.exit_code == 0 and "PRT101" in listing.output and "torch-cuda-namespace" in listing.output

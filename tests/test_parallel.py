@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from porter.parallel import POOL_THRESHOLD, fork_map, map_files
+from porter.parallel import POOL_THRESHOLD, Background, map_files
 
 PARENT = os.getpid()
 SIZE = POOL_THRESHOLD // 50  # every task "weighs" enough that a pool is used
@@ -41,19 +41,17 @@ def test_results_come_back_in_task_order_from_several_processes():
     assert len({pid for _, pid in results}) == 2  # this process and one forked worker
 
 
-def test_meanwhile_runs_once_in_this_process_and_knows_how_many_workers_run():
-    seen: list[tuple[int, int]] = []
-    map_files(_square, _tasks(50), size=lambda t: t[1], jobs=2, meanwhile=lambda busy: seen.append((os.getpid(), busy)))
-    assert seen == [(PARENT, 1)]
-    map_files(_square, _tasks(3), size=lambda t: t[1], jobs=2, meanwhile=lambda busy: seen.append((os.getpid(), busy)))
-    assert seen[1] == (PARENT, 0)  # too small for workers: nothing runs beside it
-
-
-def test_fork_map_keeps_order_and_takes_any_callable():
+def test_background_runs_beside_this_process_and_returns_its_result():
     offset = 5
-    results = fork_map(lambda x: (x + offset, os.getpid()), list(range(300)), processes=2)
-    assert [r for r, _ in results] == [x + 5 for x in range(300)]
-    assert fork_map(lambda x: x * 2, [1, 2, 3], processes=1) == [2, 4, 6]
+    job = Background(lambda: (offset + 1, os.getpid()))  # any callable: it is not pickled
+    value, pid = job.result()
+    assert value == 6 and pid != PARENT
+    assert job.result() == (6, pid)  # asked again: the same answer, no second process
+
+
+def test_background_that_dies_is_done_here():
+    job = Background(lambda: os._exit(3) if os.getpid() != PARENT else "done here")
+    assert job.result() == "done here"
 
 
 def test_a_dead_worker_costs_time_not_results():
