@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from porter.model import FileResult
-from porter.parallel import Background
+from porter.parallel import ForkedMap
 from porter.runner import RunResult
 
 
@@ -91,7 +91,8 @@ class TreeWriter:
     A file whose bytes were read already (`sources`: bytes and mode by path) is written from
     memory, and its entry dropped; others are copied. Modes are kept, times are not (as `cp`).
     `write_in_background` writes files as they are in SRC from a forked process while this
-    one works out the results; `write` then waits for it and writes only what changed.
+    one works out the results; `write` then helps with what is left of that, and writes
+    only what changed.
     """
 
     def __init__(self, src: Path, out: Path, background: bool = True) -> None:
@@ -103,7 +104,7 @@ class TreeWriter:
         self.written: set[str] = set()  # final content written (or given up on)
         self.originals: dict[str, int] = {}  # written as in SRC, result pending: path -> mode
         self.problems: list[str] = []
-        self._background: tuple[Background, list[_Put]] | None = None
+        self._background: tuple[ForkedMap, list[_Put]] | None = None
         umask = os.umask(0)
         os.umask(umask)
         self.new_file_mode = 0o666 & ~umask
@@ -128,7 +129,8 @@ class TreeWriter:
         if len(ready) < _BACKGROUND_WRITES or not self.background:
             self._record(ready, [self._put(put) for put in ready])
         else:
-            self._background = Background(lambda: [self._put(put) for put in ready]), ready
+            # A forked writer starts now; this process joins it when it calls `write`.
+            self._background = ForkedMap(self._put, ready, jobs=2), ready
 
     def write(self, results: list[FileResult], sources: dict[str, tuple[bytes, int]] | None = None) -> None:
         self._join()
@@ -165,7 +167,7 @@ class TreeWriter:
         if self._background is not None:
             background, puts = self._background
             self._background = None
-            self._record(puts, background.result())  # type: ignore[arg-type]
+            self._record(puts, background.finish())
 
     def _record(self, puts: list[_Put], outcomes: list[str | None]) -> None:
         for put, problem in zip(puts, outcomes):

@@ -49,44 +49,6 @@ def map_files(work: Callable[[T], R], tasks: Sequence[T], size: Callable[[T], in
         return _with_forks(work, tasks, order, jobs)
 
 
-class Background:
-    """`func()` run in a forked process while this one goes on; `result()` waits for it and
-    returns what it returned (it must pickle). Where the OS cannot fork, `func` runs here,
-    at once."""
-
-    def __init__(self, func: Callable[[], R]) -> None:
-        self._value: object = None
-        self._pid = 0
-        if not hasattr(os, "fork"):
-            self._value = func()
-            return
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            status = 1
-            try:
-                os.close(read_end)
-                with os.fdopen(write_end, "wb") as fh:
-                    pickle.dump(func(), fh, protocol=pickle.HIGHEST_PROTOCOL)
-                status = 0
-            finally:
-                os._exit(status)  # never run this process's clean-up or flush its buffers
-        os.close(write_end)
-        self._pid, self._read_end, self._func = pid, read_end, func
-
-    def result(self) -> object:
-        if self._pid:
-            pid, self._pid = self._pid, 0
-            try:
-                with os.fdopen(self._read_end, "rb") as fh:
-                    self._value = pickle.load(fh)
-            except Exception:  # the process died: do its work here
-                self._value = self._func()
-            finally:
-                os.waitpid(pid, 0)
-        return self._value
-
-
 @contextmanager
 def _fewer_collections() -> Iterator[None]:
     """Per-file work allocates a whole syntax tree at a time, and with the default
@@ -104,44 +66,61 @@ def _fewer_collections() -> Iterator[None]:
 
 
 def _with_forks(work: Callable[[T], R], tasks: Sequence[T], order: list[int], jobs: int) -> list[R]:
-    groups = _groups(order)
-    todo_r, todo_w = os.pipe()
-    os.write(todo_w, b"".join(_TOKEN.pack(g) for g in range(len(groups))))
-    workers: list[tuple[int, int]] = []  # (pid, read end of its results pipe)
-    try:
-        for _ in range(min(jobs, len(tasks)) - 1):
-            out_r, out_w = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the worker: take groups until the pipe is empty, send results, exit
-                status = 1
-                try:
-                    os.close(todo_w)
-                    os.close(out_r)
-                    done = _take(work, tasks, groups, todo_r)
-                    with os.fdopen(out_w, "wb") as fh:
-                        pickle.dump(done, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                    status = 0
-                finally:
-                    os._exit(status)  # never run the parent's clean-up or flush its buffers
-            os.close(out_w)
-            workers.append((pid, out_r))
-    finally:
-        os.close(todo_w)  # with every copy of the write end closed, an empty pipe reads as EOF
-    results: dict[int, R] = {}
-    try:
-        results.update(_take(work, tasks, groups, todo_r))
-        for _, out_r in workers:
-            with os.fdopen(out_r, "rb", closefd=False) as fh:
-                try:
-                    results.update(pickle.load(fh))
-                except Exception:  # a worker that died: its tasks are computed below
-                    pass
-    finally:  # also when this process fails: a worker stuck writing gets EPIPE and exits
-        os.close(todo_r)
-        for pid, out_r in workers:
-            os.close(out_r)
-            os.waitpid(pid, 0)
-    return [results[i] if i in results else work(tasks[i]) for i in range(len(tasks))]
+    return ForkedMap(work, tasks, jobs, order).finish()
+
+
+class ForkedMap:
+    """`[work(t) for t in tasks]`, started now in `jobs - 1` forked workers; `finish()`
+    has this process take the tasks left, then collects everything, in task order.
+
+    Between the two, this process is free for other work: the workers go on alone, and
+    what they have not taken by then, it does itself. `work` may be any callable (it is
+    not pickled); its results must pickle. Where the OS cannot fork, all the work is done
+    in `finish()`.
+    """
+
+    def __init__(self, work: Callable[[T], R], tasks: Sequence[T], jobs: int, order: list[int] | None = None) -> None:
+        self.work, self.tasks = work, tasks
+        self.groups = _groups(order if order is not None else list(range(len(tasks))))
+        self.workers: list[tuple[int, int]] = []  # (pid, read end of its results pipe)
+        self.todo_r, todo_w = os.pipe()
+        os.write(todo_w, b"".join(_TOKEN.pack(g) for g in range(len(self.groups))))
+        try:
+            for _ in range(min(jobs, len(tasks)) - 1 if hasattr(os, "fork") else 0):
+                out_r, out_w = os.pipe()
+                pid = os.fork()
+                if pid == 0:  # a worker: take groups until the pipe is empty, send results, exit
+                    status = 1
+                    try:
+                        os.close(todo_w)
+                        os.close(out_r)
+                        done = _take(work, tasks, self.groups, self.todo_r)
+                        with os.fdopen(out_w, "wb") as fh:
+                            pickle.dump(done, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                        status = 0
+                    finally:
+                        os._exit(status)  # never run the parent's clean-up or flush its buffers
+                os.close(out_w)
+                self.workers.append((pid, out_r))
+        finally:
+            os.close(todo_w)  # with every copy of the write end closed, an empty pipe reads as EOF
+
+    def finish(self) -> list[R]:
+        results: dict[int, R] = {}
+        try:
+            results.update(_take(self.work, self.tasks, self.groups, self.todo_r))
+            for _, out_r in self.workers:
+                with os.fdopen(out_r, "rb", closefd=False) as fh:
+                    try:
+                        results.update(pickle.load(fh))
+                    except Exception:  # a worker that died: its tasks are computed below
+                        pass
+        finally:  # also when this process fails: a worker stuck writing gets EPIPE and exits
+            os.close(self.todo_r)
+            for pid, out_r in self.workers:
+                os.close(out_r)
+                os.waitpid(pid, 0)
+        return [results[i] if i in results else self.work(self.tasks[i]) for i in range(len(self.tasks))]
 
 
 def _groups(order: list[int]) -> list[list[int]]:

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from porter.parallel import POOL_THRESHOLD, Background, map_files
+from porter.parallel import POOL_THRESHOLD, ForkedMap, map_files
 
 PARENT = os.getpid()
 SIZE = POOL_THRESHOLD // 50  # every task "weighs" enough that a pool is used
@@ -41,17 +41,18 @@ def test_results_come_back_in_task_order_from_several_processes():
     assert len({pid for _, pid in results}) == 2  # this process and one forked worker
 
 
-def test_background_runs_beside_this_process_and_returns_its_result():
+def test_forked_map_works_beside_this_process_until_finish():
     offset = 5
-    job = Background(lambda: (offset + 1, os.getpid()))  # any callable: it is not pickled
-    value, pid = job.result()
-    assert value == 6 and pid != PARENT
-    assert job.result() == (6, pid)  # asked again: the same answer, no second process
+    job = ForkedMap(lambda x: (x + offset, os.getpid()), list(range(300)), jobs=2)  # any callable
+    time.sleep(0.05)  # this process does something else; the worker goes on
+    results = job.finish()
+    assert [r for r, _ in results] == [x + 5 for x in range(300)]
+    assert {pid for _, pid in results} - {PARENT}, "the forked worker took no task"
 
 
-def test_background_that_dies_is_done_here():
-    job = Background(lambda: os._exit(3) if os.getpid() != PARENT else "done here")
-    assert job.result() == "done here"
+def test_forked_map_whose_worker_dies_is_finished_here():
+    job = ForkedMap(lambda x: os._exit(3) if os.getpid() != PARENT else x * 2, list(range(20)), jobs=2)
+    assert job.finish() == [x * 2 for x in range(20)]
 
 
 def test_a_dead_worker_costs_time_not_results():
