@@ -52,6 +52,10 @@ class Bench:
 
     def __init__(self, args: argparse.Namespace, work: Path) -> None:
         self.args, self.work = args, work
+        # Outputs of finished runs, removed only after the tree's last run: ext4 is slow to
+        # create files just after many were deleted (it skips recently freed inodes one by
+        # one), so removing each run's output at once would charge the next run for it.
+        self.leftovers: list[Path] = []
         self.porter = shlex.split(args.porter) if args.porter else default_porter()
         self.check = check_options(self.porter)
         self.notes: list[str] = []
@@ -99,13 +103,19 @@ class Bench:
         done = subprocess.run([sys.executable, str(HERE / "measure.py"), str(log), "--", *argv],
                               capture_output=True, text=True, check=True)
         result = json.loads(done.stdout)
-        shutil.rmtree(scratch, ignore_errors=True)
+        self.leftovers.append(scratch)
         result["argv"] = argv
         ok = (0, 1) if name.startswith("porter check") else (0,)
         if result["rc"] not in ok:
             result["log_tail"] = log.read_text(errors="replace")[-2000:]
         log.unlink(missing_ok=True)
         return result
+
+    def clean_up(self) -> None:
+        for scratch in self.leftovers:
+            shutil.rmtree(scratch, ignore_errors=True)
+        self.leftovers.clear()
+        os.sync()
 
     def prefill(self, tree: Tree) -> None:
         """Fill the warm caches (and the OS file cache) with one untimed run of each command."""
@@ -182,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"{r['peak_rss_mib']:7.0f} MiB  exit {r['rc']}", file=sys.stderr, flush=True)
                     if "log_tail" in r:
                         print(r["log_tail"], file=sys.stderr)
+            bench.clean_up()
             results += [{"tree": tree.name, "command": name, "runs": rs} for name, rs in runs.items()]
         meta = {"cpus": os.cpu_count(), "python": sys.version.split()[0], "porter": bench.porter,
                 "jobs": args.jobs, "repeat": args.repeat, "vs": args.vs, "notes": bench.notes}
