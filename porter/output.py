@@ -60,18 +60,27 @@ class _Dirs:
     def ready(self, rel_dir: str) -> bool:
         if rel_dir in self.known:
             return self.known[rel_dir]
-        parent, _, name = rel_dir.rpartition("/")
-        ok = self.ready(parent)
-        if ok:
-            path = self.out / rel_dir
-            if path.is_symlink():
-                ok = False
-            elif not path.is_dir():
-                if path.exists():
-                    path.unlink()  # a file where SRC has a directory: SRC wins
-                path.mkdir()
+        ok = self.ready(rel_dir.rpartition("/")[0]) and _make_dir(f"{self.out}/{rel_dir}")
         self.known[rel_dir] = ok
         return ok
+
+
+def _make_dir(path: str) -> bool:
+    """A real directory at `path` (made if missing); False when `path` is a symlink. Two
+    writer processes may make the same directory at once: whoever loses finds it made."""
+    if os.path.islink(path):
+        return False
+    if os.path.isdir(path):
+        return True
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        if os.path.islink(path):
+            return False
+        if not os.path.isdir(path):  # a file where SRC has a directory: SRC wins
+            os.unlink(path)
+            return _make_dir(path)
+    return True
 
 
 @dataclass(frozen=True)
@@ -125,12 +134,11 @@ class TreeWriter:
             else:
                 self.written.add(rel)
             puts.append(put)
-        ready = self._ready(puts)
-        if len(ready) < _BACKGROUND_WRITES or not self.background:
-            self._record(ready, [self._put(put) for put in ready])
+        if len(puts) < _BACKGROUND_WRITES or not self.background:
+            self._record(puts, [self._put(put) for put in puts])
         else:
             # A forked writer starts now; this process joins it when it calls `write`.
-            self._background = ForkedMap(self._put, ready, jobs=2), ready
+            self._background = ForkedMap(self._put, puts, jobs=2), puts
 
     def write(self, results: list[FileResult], sources: dict[str, tuple[bytes, int]] | None = None) -> None:
         self._join()
@@ -148,20 +156,7 @@ class TreeWriter:
             source = sources.pop(result.path, None)
             data = result.new_bytes if result.new_bytes is not None else source[0] if source else None
             puts.append(_Put(result.path, data, source[1] if source else None))
-        ready = self._ready(puts)
-        self._record(ready, [self._put(put) for put in ready])
-
-    def _ready(self, puts: list[_Put]) -> list[_Put]:
-        """The puts whose directory is safe to write in (made here: _Dirs remembers)."""
-        ready = []
-        for put in puts:
-            if self.dirs.ready(put.rel.rpartition("/")[0]):
-                ready.append(put)
-            else:
-                self.problems.append(f"{put.rel}: not written, its directory in OUT leads outside OUT")
-                self.originals.pop(put.rel, None)
-                self.written.add(put.rel)
-        return ready
+        self._record(puts, [self._put(put) for put in puts])
 
     def _join(self) -> None:
         if self._background is not None:
@@ -178,7 +173,9 @@ class TreeWriter:
 
     def _put(self, put: _Put) -> str | None:
         """Write one file; None, or what went wrong. (It may run in a forked process: it
-        changes nothing of this object.)"""
+        changes nothing of this object but the directory cache.)"""
+        if not self.dirs.ready(put.rel.rpartition("/")[0]):
+            return f"{put.rel}: not written, its directory in OUT leads outside OUT"
         dest = f"{self.out}/{put.rel}"  # a string: this runs for every file of the tree
         if not self.fresh and not put.replacing and (os.path.islink(dest) or os.path.isdir(dest)):
             _remove(Path(dest))
