@@ -67,11 +67,11 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
     run = RunResult(src, rules.target, version)
     _RULESETS[rules.digest] = rules
     context = f"{rules.target}|{rules.digest}|{version}|{','.join(select)}|{','.join(ignore)}"
-    screen = bytes_screen(rules)
     active = active_rules(rules, version, select, ignore)
     ops = any(r.kind == "op-table" for r in active)
     vendor_rules = [r for r in active if r.kind == VENDOR_KIND]
     todo: list[tuple] = []
+    python: set[str] = set()
     lines: dict[str, int] = {}  # line counts of the files a pipeline reads (text), for the report
     root = str(src)
     for entry in walk(src, exclude):
@@ -94,15 +94,22 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
             run.results.append(kept_result(entry.rel, found[0], *vendor))
             continue
         lines[entry.rel] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-        # `in` is a C substring search; the screen regex runs only where it cannot decide.
-        if found[0] == "python" and not (ops and b"torch" in data) and not screen.search(data):
-            run.results.append(FileResult(entry.rel, "unchanged", kind="python"))
-        else:
-            todo.append((entry.rel, data, (rules.target, rules.digest), version, select, ignore))
+        if found[0] == "python":
+            python.add(entry.rel)
+        todo.append((entry.rel, data, (rules.target, rules.digest), version, select, ignore))
     if on_read is not None:
         on_read(list(run.results), [t[0] for t in todo], run.sources)
+
+    def screened_out(task: tuple) -> FileResult | None:
+        """A Python file no rule can fire on: unchanged, without parsing it. (`in` is a C
+        substring search; the screen regex, compiled on first use, runs where it cannot decide.)"""
+        rel, data = task[0], task[1]
+        if rel in python and not (ops and b"torch" in data) and not bytes_screen(rules).search(data):
+            return FileResult(rel, "unchanged", kind="python")
+        return None
+
     keys = [cache_key(t[1], t[0], context) for t in todo] if cache else []
     run.results.extend(cached_map(_work, todo, keys, lambda t: len(t[1]), jobs, cache, context,
-                                  keep=lambda r: r.status != "failed"))
+                                  keep=lambda r: r.status != "failed", quick=screened_out))
     run.results = sorted((replace(r, lines=lines.get(r.path, 0)) for r in run.results), key=lambda r: r.path)
     return run

@@ -22,6 +22,7 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache
     rules, _ = rules_for(opts)  # fails here, before any work, when a rule is malformed
     results: list[FileCheck] = []
     tasks: list[Task] = []
+    python: set[str] = set()
     root = str(src)
     for rel in _files(src, exclude):
         try:
@@ -30,14 +31,20 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache
             results.append(FileCheck(rel, skipped=f"cannot read: {exc.strerror}"))
             continue
         found = filetypes.handler_for(rel, data[:HEAD]) if whole else None
-        if found is None or (found[0] == "python" and not wants_python(data, rules)):
+        if found is None:
             continue
+        if found[0] == "python":
+            python.add(rel)
         tasks.append(Task(rel, data, opts))
     cache = ResultCache(cache_dir, encode_file_check, decode_file_check) if cache_dir else None
     context = f"check|{opts.target}|{rules.digest}|{opts.version}|{','.join(opts.select)}|{','.join(opts.ignore)}|{opts.ops_only}"
     keys = [cache_key(t.data, t.rel, context) for t in tasks] if cache else []
+    def screened_out(task: Task) -> FileCheck | None:
+        """A Python file that names neither torch nor any rule's word: nothing to report."""
+        return FileCheck(task.rel, "python") if task.rel in python and not wants_python(task.data, rules) else None
+
     results.extend(cached_map(check_file, tasks, keys, lambda t: len(t.data), opts.jobs, cache, context,
-                              keep=lambda r: r.error is None))
+                              keep=lambda r: r.error is None, quick=screened_out))
     results.sort(key=lambda r: r.path)
     return CheckResult(src, opts.target, opts.version, tuple(results))
 
