@@ -49,16 +49,17 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
     exclude = out.resolve() if out is not None and not opts.in_place else None
     cache = ResultCache(opts.cache_dir) if opts.cache_dir else None
     # OUT is written while the files are converted: every file as it is in SRC, by a forked
-    # process; the ones that change are rewritten afterwards.
+    # process; the converted ones are written over their copies afterwards.
     writer = TreeWriter(src, out, background=opts.jobs != 1) if out is not None and not opts.in_place else None
-    run = convert_tree(src, rules, opts.version, opts.jobs, opts.select, opts.ignore, exclude, cache,
-                       on_read=writer.write_in_background if writer else None)
+    if writer is not None:
+        writer.start_copy(exclude)
+    run = convert_tree(src, rules, opts.version, opts.jobs, opts.select, opts.ignore, exclude, cache)
     report = build_report(run, rules, out)
     if out is None:
         return run, report, None
     patch = patch_bytes(run)  # before an in-place write replaces SRC's files
     if writer is not None:
-        writer.write(run.results, run.sources)
+        writer.write(run.results)
         writer.links(run.symlinks)
         problems = writer.problems
     else:

@@ -12,15 +12,15 @@ import os
 import shutil
 import stat
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from porter.model import FileResult
 from porter.parallel import ForkedMap
 from porter.runner import RunResult
+from porter.tree import walk
 
 
-# Batches smaller than this are written here and now: forking costs more.
+# Trees with fewer files are copied here and now: forking costs more.
 _BACKGROUND_WRITES = 64
 
 
@@ -83,25 +83,11 @@ def _make_dir(path: str) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class _Put:
-    """One file to write: `data` (None: copy it from SRC) with `mode` (None: SRC's)."""
-
-    rel: str
-    data: bytes | None
-    mode: int | None
-    replacing: bool = False  # over a file this run wrote itself
-
-
 class TreeWriter:
-    """Writes OUT in as many batches as come: converted files, copies of the rest, and
-    symlinks as links. `problems` says what was not written.
-
-    A file whose bytes were read already (`sources`: bytes and mode by path) is written from
-    memory, and its entry dropped; others are copied. Modes are kept, times are not (as `cp`).
-    `write_in_background` writes files as they are in SRC from a forked process while this
-    one works out the results; `write` then helps with what is left of that, and writes
-    only what changed.
+    """Writes OUT: every file of SRC as it is, by a forked process that starts before the
+    conversion (`start_copy`: creating hundreds of files is kernel work, done beside
+    porter's own); then each converted file over its copy (`write`), and symlinks as links
+    (`links`). Modes are kept, times are not (as `cp`). `problems` says what was not written.
     """
 
     def __init__(self, src: Path, out: Path, background: bool = True) -> None:
@@ -110,87 +96,78 @@ class TreeWriter:
         out.mkdir(parents=True, exist_ok=True)
         self.dirs = _Dirs(out)
         self.fresh = not any(out.iterdir())
-        self.written: set[str] = set()  # final content written (or given up on)
-        self.originals: dict[str, int] = {}  # written as in SRC, result pending: path -> mode
         self.problems: list[str] = []
-        self._background: tuple[ForkedMap, list[_Put]] | None = None
+        self.copied: set[str] = set()  # copied as in SRC
+        self.failed: set[str] = set()  # not written; the problem is said once
+        self._copying: tuple[ForkedMap, list[str]] | None = None
         umask = os.umask(0)
         os.umask(umask)
         self.new_file_mode = 0o666 & ~umask
 
-    def write_in_background(self, final: list[FileResult], pending: list[str],
-                            sources: dict[str, tuple[bytes, int]]) -> None:
-        """Write the files of `final` (results that copy SRC) and of `pending` (results still
-        to come) as they are in SRC, beside this process's work."""
-        self._join()
-        puts = []
-        for rel in [r.path for r in final if r.new_bytes is None] + pending:
-            if rel in self.written or rel in self.originals:
-                continue
-            source = sources.pop(rel, None)
-            put = _Put(rel, source[0] if source else None, source[1] if source else None)
-            if rel in pending:
-                self.originals[rel] = put.mode if put.mode is not None else -1
-            else:
-                self.written.add(rel)
-            puts.append(put)
-        if len(puts) < _BACKGROUND_WRITES or not self.background:
-            self._record(puts, [self._put(put) for put in puts])
+    def start_copy(self, exclude: Path | None = None) -> None:
+        """Copy every regular file of SRC into OUT as it is, beside this process's work."""
+        rels = [entry.rel for entry in walk(self.src, exclude) if not entry.is_symlink]
+        if self.background and len(rels) >= _BACKGROUND_WRITES:
+            self._copying = ForkedMap(self._copy, rels, jobs=2), rels  # this process joins in `write`
         else:
-            # A forked writer starts now; this process joins it when it calls `write`.
-            self._background = ForkedMap(self._put, puts, jobs=2), puts
+            self._record(rels, [self._copy(rel) for rel in rels])
 
-    def write(self, results: list[FileResult], sources: dict[str, tuple[bytes, int]] | None = None) -> None:
-        self._join()
-        sources = sources if sources is not None else {}
-        puts: list[_Put] = []
+    def write(self, results: list[FileResult]) -> None:
+        """Each converted file over its copy; a file the copy did not see is copied now."""
+        if self._copying is not None:
+            copying, rels = self._copying
+            self._copying = None
+            self._record(rels, copying.finish())
         for result in results:
-            if result.path in self.written:
+            if result.path in self.failed:
                 continue
-            self.written.add(result.path)
-            mode = self.originals.pop(result.path, None)
-            if mode is not None:
-                if result.new_bytes is not None:  # already there as in SRC: only a change is written
-                    puts.append(_Put(result.path, result.new_bytes, None if mode < 0 else mode, replacing=True))
-                continue
-            source = sources.pop(result.path, None)
-            data = result.new_bytes if result.new_bytes is not None else source[0] if source else None
-            puts.append(_Put(result.path, data, source[1] if source else None))
-        self._record(puts, [self._put(put) for put in puts])
+            if result.path in self.copied:
+                if result.new_bytes is not None:
+                    self._record([result.path], [self._replace(result.path, result.new_bytes)])
+            else:
+                self._record([result.path], [self._copy(result.path, result.new_bytes)])
 
-    def _join(self) -> None:
-        if self._background is not None:
-            background, puts = self._background
-            self._background = None
-            self._record(puts, background.finish())
-
-    def _record(self, puts: list[_Put], outcomes: list[str | None]) -> None:
-        for put, problem in zip(puts, outcomes):
-            if problem:  # given up on: not retried when its result comes
+    def _record(self, rels: list[str], outcomes: list[str | None]) -> None:
+        for rel, problem in zip(rels, outcomes):
+            if problem:
                 self.problems.append(problem)
-                self.originals.pop(put.rel, None)
-                self.written.add(put.rel)
+                self.failed.add(rel)
+                self.copied.discard(rel)
+            else:
+                self.copied.add(rel)
 
-    def _put(self, put: _Put) -> str | None:
-        """Write one file; None, or what went wrong. (It may run in a forked process: it
-        changes nothing of this object but the directory cache.)"""
-        if not self.dirs.ready(put.rel.rpartition("/")[0]):
-            return f"{put.rel}: not written, its directory in OUT leads outside OUT"
-        dest = f"{self.out}/{put.rel}"  # a string: this runs for every file of the tree
-        if not self.fresh and not put.replacing and (os.path.islink(dest) or os.path.isdir(dest)):
+    def _copy(self, rel: str, data: bytes | None = None) -> str | None:
+        """Write SRC's file `rel` (or `data` instead of its bytes) into OUT with SRC's mode;
+        None, or what went wrong. It may run in a forked process: it changes nothing of this
+        object but the directory cache."""
+        if not self.dirs.ready(rel.rpartition("/")[0]):
+            return f"{rel}: not written, its directory in OUT leads outside OUT"
+        source, dest = f"{self.src}/{rel}", f"{self.out}/{rel}"  # strings: this runs for every file
+        if not self.fresh and (os.path.islink(dest) or os.path.isdir(dest)):
             _remove(Path(dest))
         try:
-            if put.data is None:
-                shutil.copy(f"{self.src}/{put.rel}", dest, follow_symlinks=False)
-                return None
-            with open(dest, "wb") as fh:
-                fh.write(put.data)
-            mode = stat.S_IMODE(put.mode if put.mode is not None else os.stat(f"{self.src}/{put.rel}").st_mode)
+            if data is None:
+                shutil.copyfile(source, dest)
+            else:
+                with open(dest, "wb") as fh:
+                    fh.write(data)
+            mode = stat.S_IMODE(os.stat(source).st_mode)
             if mode != self.new_file_mode or not self.fresh:
                 os.chmod(dest, mode)
             return None
         except OSError as exc:
-            return f"{put.rel}: not written: {exc.strerror}"
+            return f"{rel}: not written: {exc.strerror}"
+
+    def _replace(self, rel: str, data: bytes) -> str | None:
+        """New bytes into the copy made of `rel` (which already has its mode)."""
+        if not self.dirs.ready(rel.rpartition("/")[0]):  # checked again here: never through a link
+            return f"{rel}: not written, its directory in OUT leads outside OUT"
+        try:
+            with open(f"{self.out}/{rel}", "wb") as fh:
+                fh.write(data)
+            return None
+        except OSError as exc:
+            return f"{rel}: not written: {exc.strerror}"
 
     def links(self, symlinks: list[str]) -> None:
         for rel in symlinks:

@@ -7,7 +7,6 @@ copied as it is.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -29,8 +28,6 @@ class RunResult:
     version: str | None
     results: list[FileResult] = field(default_factory=list)
     symlinks: list[str] = field(default_factory=list)
-    # Bytes and mode of the files read whole, so that writing OUT need not read them again.
-    sources: dict[str, tuple[bytes, int]] = field(default_factory=dict, repr=False)
 
 
 # Rule sets by digest. Workers are forked after the parent fills this, so a task carries
@@ -56,14 +53,8 @@ def _work(args: tuple) -> FileResult:
 
 def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: int | None = None,
                  select: tuple = (), ignore: tuple = (), exclude: Path | None = None,
-                 cache: ResultCache | None = None,
-                 on_read: Callable[[list[FileResult], list[str], dict], None] | None = None) -> RunResult:
-    """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache.
-
-    `on_read` gets, as soon as every file is read, the results already known (files no rule
-    can touch), the paths still to be computed and `run.sources`: writing OUT can start
-    then, beside the work.
-    """
+                 cache: ResultCache | None = None) -> RunResult:
+    """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache."""
     run = RunResult(src, rules.target, version)
     _RULESETS[rules.digest] = rules
     context = f"{rules.target}|{rules.digest}|{version}|{','.join(select)}|{','.join(ignore)}"
@@ -79,12 +70,10 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
             run.symlinks.append(entry.rel)
             continue
         try:
-            data, mode, whole = read_source(root, entry.rel)
+            data, whole = read_source(root, entry.rel)
         except OSError as exc:
             run.results.append(FileResult(entry.rel, "failed", kind="other", reason=f"cannot read: {exc.strerror}"))
             continue
-        if whole:
-            run.sources[entry.rel] = data, mode
         found = filetypes.handler_for(entry.rel, data[:HEAD]) if whole else None
         if found is None:
             run.results.append(FileResult(entry.rel, "unchanged", kind="other"))
@@ -97,8 +86,6 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
         if found[0] == "python":
             python.add(entry.rel)
         todo.append((entry.rel, data, (rules.target, rules.digest), version, select, ignore))
-    if on_read is not None:
-        on_read(list(run.results), [t[0] for t in todo], run.sources)
 
     def screened_out(task: tuple) -> FileResult | None:
         """A Python file no rule can fire on: unchanged, without parsing it. (`in` is a C

@@ -26,7 +26,7 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache
     root = str(src)
     for rel in _files(src, exclude):
         try:
-            data, _, whole = read_source(root, rel)
+            data, whole = read_source(root, rel)
         except OSError as exc:
             results.append(FileCheck(rel, skipped=f"cannot read: {exc.strerror}"))
             continue
