@@ -228,3 +228,23 @@ def test_select_and_ignore_by_code_prefix(tmp_path):
     assert "import torch_mlu" not in only_names.output  # PRT107 was not selected
     no_nccl = _run("convert", str(src), "--target", "mlu", "--diff", "--no-cache", "--ignore", "PRT2")
     assert '"cncl"' not in no_nccl.output and ".mlu()" in no_nccl.output
+
+
+def test_process_exit_codes_and_flushed_output(tmp_path):
+    """`python -m porter` ends without the interpreter's tear-down: the exit code and every
+    byte of output must survive that."""
+    import subprocess
+    import sys
+
+    src = _wide_repo(tmp_path)
+    out_file = tmp_path / "findings.txt"
+    with out_file.open("w") as fh:
+        done = subprocess.run([sys.executable, "-m", "porter", "check", str(src), "-t", "mlu", "--no-cache",
+                               "--fail-on", "warning"], stdout=fh, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 1
+    text = out_file.read_text()
+    assert text.count("PRT") >= 15 and text.endswith("\n")  # 15 files use .cuda(): all reported
+    assert subprocess.run([sys.executable, "-m", "porter", "--version"], capture_output=True).returncode == 0
+    missing = subprocess.run([sys.executable, "-m", "porter", "check", str(tmp_path / "nope"), "-t", "mlu"],
+                             capture_output=True, text=True)
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
