@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from types import MappingProxyType
 from typing import Literal
 
 if sys.version_info >= (3, 11):
@@ -66,10 +65,9 @@ class ApiTable:
 
     def lookup(self, api: str) -> ApiEntry:
         """Exact entry, else the longest prefix entry, else status `unknown`."""
-        entry = self.entries.get(api) or self._answers.get(api)
-        if entry is not None:
-            return entry
-        entry = self._answers[api] = self._search(api)
+        entry = self._answers.get(api)
+        if entry is None:
+            entry = self._answers[api] = self.entries.get(api) or self._search(api)
         return entry
 
     def _search(self, api: str) -> ApiEntry:
@@ -158,16 +156,32 @@ def _entry(path: Path, api: str, raw: Mapping, default_source: str) -> ApiEntry:
     return ApiEntry(api, raw["status"], raw.get("note"), raw.get("counterpart"), source or default_source, api, bool(raw.get("doubtful")))
 
 
-def _split(path: Path, raw: Mapping[str, Mapping], default_source: str) -> tuple[dict, dict]:
-    exact: dict[str, ApiEntry] = {}
-    prefixes: dict[str, ApiEntry] = {}
-    for api, item in raw.items():
-        entry = _entry(path, api, item, default_source)
-        if api.endswith(".*"):
-            prefixes[api[:-2]] = entry
-        else:
-            exact[api] = entry
-    return exact, prefixes
+class _Entries(Mapping):
+    """A table's entries, each made (and checked) when first asked for: a run asks about a
+    few hundred of the thousands a table holds, and making them all costs ~15 ms per process."""
+
+    def __init__(self, path: Path, raw: Mapping[str, Mapping], default_source: str, suffix: str = "") -> None:
+        self._path, self._raw, self._source = path, raw, default_source
+        self._suffix = suffix  # ".*" for prefix entries: their name in the table
+        self._made: dict[str, ApiEntry] = {}
+
+    def __getitem__(self, api: str) -> ApiEntry:
+        entry = self._made.get(api)
+        if entry is None:
+            entry = self._made[api] = _entry(self._path, api + self._suffix, self._raw[api], self._source)
+        return entry
+
+    def __iter__(self):
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
+def _split(path: Path, raw: Mapping[str, Mapping], default_source: str) -> tuple[Mapping, Mapping]:
+    exact = {api: item for api, item in raw.items() if not api.endswith(".*")}
+    prefixes = {api[:-2]: item for api, item in raw.items() if api.endswith(".*")}
+    return _Entries(path, exact, default_source), _Entries(path, prefixes, default_source, ".*")
 
 
 def _from_json(path: Path, target: str, version: str) -> ApiTable:
@@ -175,14 +189,14 @@ def _from_json(path: Path, target: str, version: str) -> ApiTable:
     src = data["source"]
     source = f"{src['repo']}@{src['commit'][:12]}:{src['path']}"
     exact, prefixes = _split(path, data["entries"], source)
-    return ApiTable(target, version, source, MappingProxyType(exact), MappingProxyType(prefixes))
+    return ApiTable(target, version, source, exact, prefixes)
 
 
 def _from_toml(path: Path, target: str) -> ApiTable:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     exact, prefixes = _split(path, data.get("apis", {}), "")
-    missing = [api for api, e in {**exact, **prefixes}.items() if not e.source]
+    missing = [api for api, e in [*exact.items(), *prefixes.items()] if not e.source]  # a small table: all checked
     if missing:
         raise ValueError(f"{path}: entries without a source: {', '.join(sorted(missing))}")
     version = str(data.get("table", {}).get("version", ANY_VERSION))
-    return ApiTable(target, version, f"porter: op_tables/{target}/{path.name}", MappingProxyType(exact), MappingProxyType(prefixes))
+    return ApiTable(target, version, f"porter: op_tables/{target}/{path.name}", exact, prefixes)

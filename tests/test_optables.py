@@ -181,3 +181,12 @@ def test_data_dir_prefers_packaged_data(tmp_path: Path, monkeypatch: pytest.Monk
     assert datafiles.data_dir("op_tables") == packaged
     with pytest.raises(FileNotFoundError):
         datafiles.data_dir("no_such_dir")
+
+
+@pytest.mark.parametrize("target,version", [("mlu", v) for v in MLU_VERSIONS] + [("hip", None)])
+def test_every_entry_of_every_table_is_valid(target, version) -> None:
+    """Entries are checked when first asked for; here all of them are asked for."""
+    table = load_api_table(target, version)
+    entries = [*table.entries.values(), *table.prefixes.values()]
+    assert len(entries) == len(table.entries) + len(table.prefixes) > 0
+    assert all(e.status in ("supported", "partial", "unsupported") and e.source for e in entries)
