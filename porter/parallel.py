@@ -32,21 +32,24 @@ _MAX_TOKENS = 8_192  # fits the smallest pipe buffer (64 KiB) at 4 bytes each, w
 
 
 def map_files(work: Callable[[T], R], tasks: Sequence[T], size: Callable[[T], int],
-              jobs: int | None = None) -> list[R]:
+              jobs: int | None = None, bundle: Callable[[T], str | None] = lambda t: None) -> list[R]:
     """`[work(t) for t in tasks]`, spread over `jobs` processes (default: all cores).
 
     `work` must be a module-level function that returns a picklable result. `size` weighs a
     task: the biggest go first so that one large file does not finish last alone.
+    `bundle(task)` names tasks that go to one process together: files whose pipeline loads
+    a library on first use (the YAML parser, `packaging`), so that one process pays for
+    loading it, not every one. Bundles are handed out first.
     """
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(tasks) < 4 or sum(size(t) for t in tasks) < POOL_THRESHOLD:
         with _fewer_collections():
             return [work(t) for t in tasks]
-    order = sorted(range(len(tasks)), key=lambda i: -size(tasks[i]))
+    groups = _plan(tasks, size, bundle)
     if not hasattr(os, "fork"):
-        return _with_pool(work, tasks, order, jobs)
+        return _with_pool(work, tasks, [i for g in groups for i in g], jobs)
     with _fewer_collections():
-        return _with_forks(work, tasks, order, jobs)
+        return ForkedMap(work, tasks, jobs, groups).finish()
 
 
 @contextmanager
@@ -65,10 +68,6 @@ def _fewer_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _with_forks(work: Callable[[T], R], tasks: Sequence[T], order: list[int], jobs: int) -> list[R]:
-    return ForkedMap(work, tasks, jobs, order).finish()
-
-
 class ForkedMap:
     """`[work(t) for t in tasks]`, started now in `jobs - 1` forked workers; `finish()`
     has this process take the tasks left, then collects everything, in task order.
@@ -79,9 +78,11 @@ class ForkedMap:
     in `finish()`.
     """
 
-    def __init__(self, work: Callable[[T], R], tasks: Sequence[T], jobs: int, order: list[int] | None = None) -> None:
+    def __init__(self, work: Callable[[T], R], tasks: Sequence[T], jobs: int,
+                 groups: list[list[int]] | None = None) -> None:
         self.work, self.tasks = work, tasks
-        self.groups = _groups(order if order is not None else list(range(len(tasks))))
+        # Each group of task numbers goes to one process, in this order.
+        self.groups = groups if groups is not None else _chunks(list(range(len(tasks))), _MAX_TOKENS)
         self.workers: list[tuple[int, int]] = []  # (pid, read end of its results pipe)
         self.todo_r, todo_w = os.pipe()
         os.write(todo_w, b"".join(_TOKEN.pack(g) for g in range(len(self.groups))))
@@ -123,9 +124,25 @@ class ForkedMap:
         return [results[i] if i in results else self.work(self.tasks[i]) for i in range(len(self.tasks))]
 
 
-def _groups(order: list[int]) -> list[list[int]]:
-    """Task numbers in groups, at most _MAX_TOKENS of them, so all tokens fit the pipe."""
-    per = -(-len(order) // _MAX_TOKENS)
+def _plan(tasks: Sequence[T], size: Callable[[T], int], bundle: Callable[[T], str | None]) -> list[list[int]]:
+    """Groups of task numbers in the order they are handed out: the bundles, then every
+    other task on its own, biggest first; at most _MAX_TOKENS groups, so all tokens fit
+    the pipe."""
+    order = sorted(range(len(tasks)), key=lambda i: -size(tasks[i]))
+    bundles: dict[str, list[int]] = {}
+    singles: list[int] = []
+    for i in order:
+        name = bundle(tasks[i])
+        if name is None:
+            singles.append(i)
+        else:
+            bundles.setdefault(name, []).append(i)
+    return list(bundles.values()) + _chunks(singles, _MAX_TOKENS - len(bundles))
+
+
+def _chunks(order: list[int], most: int) -> list[list[int]]:
+    """`order` cut into at most `most` consecutive groups."""
+    per = max(1, -(-len(order) // max(1, most)))
     return [order[i:i + per] for i in range(0, len(order), per)]
 
 

@@ -63,6 +63,7 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
     vendor_rules = [r for r in active if r.kind == VENDOR_KIND]
     todo: list[tuple] = []
     python: set[str] = set()
+    kinds: dict[str, str] = {}  # file type by path: other types go to workers in bundles
     lines: dict[str, int] = {}  # line counts of the files a pipeline reads (text), for the report
     root = str(src)
     for entry in walk(src, exclude):
@@ -85,6 +86,7 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
         lines[entry.rel] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
         if found[0] == "python":
             python.add(entry.rel)
+        kinds[entry.rel] = found[0]
         todo.append((entry.rel, data, (rules.target, rules.digest), version, select, ignore))
 
     def screened_out(task: tuple) -> FileResult | None:
@@ -97,6 +99,7 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
 
     keys = [cache_key(t[1], t[0], context) for t in todo] if cache else []
     run.results.extend(cached_map(_work, todo, keys, lambda t: len(t[1]), jobs, cache, context,
-                                  keep=lambda r: r.status != "failed", quick=screened_out))
+                                  keep=lambda r: r.status != "failed", quick=screened_out,
+                                  bundle=lambda t: None if t[0] in python else kinds[t[0]]))
     run.results = sorted((replace(r, lines=lines.get(r.path, 0)) for r in run.results), key=lambda r: r.path)
     return run

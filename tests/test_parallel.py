@@ -70,3 +70,11 @@ def test_an_error_here_stops_the_run_and_leaves_no_worker_behind():
 def test_small_runs_stay_in_this_process():
     results = map_files(_square, [(i, 10) for i in range(10)], size=lambda t: t[1], jobs=4)
     assert {pid for _, pid in results} == {PARENT}
+
+
+def test_a_bundle_goes_to_one_process():
+    tasks = _tasks(120)
+    results = map_files(_square, tasks, size=lambda t: t[1], jobs=2, bundle=lambda t: "yaml" if t[0] % 4 == 0 else None)
+    assert [r[0] for r in results] == [i * i for i in range(120)]
+    assert len({pid for i, (_, pid) in enumerate(results) if i % 4 == 0}) == 1
+    assert len({pid for _, pid in results}) == 2

@@ -23,6 +23,7 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache
     results: list[FileCheck] = []
     tasks: list[Task] = []
     python: set[str] = set()
+    kinds: dict[str, str] = {}  # file type by path: other types go to workers in bundles
     root = str(src)
     for rel in _files(src, exclude):
         try:
@@ -35,6 +36,7 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache
             continue
         if found[0] == "python":
             python.add(rel)
+        kinds[rel] = found[0]
         tasks.append(Task(rel, data, opts))
     cache = ResultCache(cache_dir, encode_file_check, decode_file_check) if cache_dir else None
     context = f"check|{opts.target}|{rules.digest}|{opts.version}|{','.join(opts.select)}|{','.join(opts.ignore)}|{opts.ops_only}"
@@ -44,7 +46,8 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache
         return FileCheck(task.rel, "python") if task.rel in python and not wants_python(task.data, rules) else None
 
     results.extend(cached_map(check_file, tasks, keys, lambda t: len(t.data), opts.jobs, cache, context,
-                              keep=lambda r: r.error is None, quick=screened_out))
+                              keep=lambda r: r.error is None, quick=screened_out,
+                              bundle=lambda t: None if t.rel in python else kinds[t.rel]))
     results.sort(key=lambda r: r.path)
     return CheckResult(src, opts.target, opts.version, tuple(results))
 
