@@ -45,6 +45,19 @@ def test_broken_input_is_skipped_with_a_reason(name, data, reason):
     assert result.new_bytes is None
 
 
+@pytest.mark.parametrize("name", ["data.json", "notes.yaml"])
+def test_files_without_a_config_key_are_not_decoded(name):
+    """The config screen runs on the bytes: a data file named like a config and holding no
+    key any rule looks at is unchanged, even when it is not UTF-8 (porter has nothing to do
+    there); with such a key, undecodable bytes are reported."""
+    plain = '{"text": "caf\u00e9 au lait"}'.encode("latin-1") if name.endswith(".json") else "text: caf\u00e9\n".encode("latin-1")
+    _, result = _run(name, plain)
+    assert result.status == "unchanged" and not result.findings
+    keyed = plain.replace(b"text", b"bf16")
+    _, result = _run(name, keyed)
+    assert result.status == "skipped" and "not UTF-8" in result.reason
+
+
 def test_broken_files_are_reported_and_copied(tmp_path):
     src = tmp_path / "repo"
     src.mkdir()

@@ -14,6 +14,7 @@ from porter.model import Edit, FileResult, Finding
 from porter.pycontext import span_finding
 from porter.rules import Rule
 from porter.textio import LineIndex
+from porter.wordregex import word_alternation
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -73,16 +74,21 @@ def skipped(path: str, kind: str, reason: str) -> FileResult:
     return FileResult(path, "skipped", kind=kind, reason=reason)
 
 
-def open_text(path: str, data: bytes, kind: str, what: str, screen: re.Pattern[str] | None = None) -> TextFile | FileResult:
+def open_text(path: str, data: bytes, kind: str, what: str, screen: re.Pattern[bytes] | None = None) -> TextFile | FileResult:
     """The decoded file, or the result to return at once: `skipped` when it is not text
-    porter can edit, `unchanged` when `screen` is given and finds none of its words."""
+    porter can edit, `unchanged` when `screen` is given and finds none of its words in the
+    bytes (before decoding: data files named like configs are large, and most hold none)."""
+    if screen is not None and b"\0" not in data and not screen.search(data):
+        return FileResult(path, "unchanged", kind=kind)
     file = decode_text(path, data, what)
     if isinstance(file, str):
         return skipped(path, kind, file)
-    if screen is not None and not screen.search(file.text):
-        return FileResult(path, "unchanged", kind=kind)
     return file
 
 
-# A screen for "no rule of this kind is active": never matches.
-NOTHING = re.compile(r"(?!)")
+def words_screen(words: set[str], before: str = "") -> re.Pattern[bytes]:
+    """A bytes screen for any of `words` (each may go on: `bf16` finds `bf16_full_eval`),
+    each after `before`; with no words, one that never matches (no rule is active)."""
+    if not words:
+        return re.compile(rb"(?!)")
+    return re.compile((re.escape(before) + word_alternation([], prefixes=words)).encode())

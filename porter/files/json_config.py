@@ -12,7 +12,7 @@ import json
 import re
 from functools import lru_cache
 
-from porter.files._common import NOTHING, build_result, open_text, skipped
+from porter.files._common import build_result, open_text, skipped, words_screen
 from porter.files._config_rules import hit_message, match_tree, screen_words
 from porter.files._jsontree import JsonError, parse_json
 from porter.filetypes import register
@@ -28,15 +28,14 @@ def is_json_config(rel: str, head: bytes) -> bool:
 
 
 @lru_cache(maxsize=None)
-def _screen(rules: RuleSet) -> re.Pattern[str] | None:
-    words = screen_words(rules.of_kind("config-key"))
-    return re.compile("|".join(f'"{re.escape(w)}' for w in sorted(words))) if words else None
+def _screen(rules: RuleSet) -> re.Pattern[bytes]:
+    return words_screen(screen_words(rules.of_kind("config-key")), before='"')
 
 
 def convert_json(path: str, data: bytes, rules: RuleSet, version: str | None = None,
                  select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> FileResult:
     """Findings and value edits for one JSON file. Never raises for bad input."""
-    file = open_text(path, data, KIND, "JSON", _screen(rules) or NOTHING)
+    file = open_text(path, data, KIND, "JSON", _screen(rules))
     if isinstance(file, FileResult):
         return file
     try:

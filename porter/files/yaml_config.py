@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from porter.files._common import NOTHING, build_result, open_text, skipped
+from porter.files._common import build_result, open_text, skipped, words_screen
 from porter.files._config_rules import hit_message, match_tree, screen_words
 from porter.files.compose import is_compose  # compose files are compose.py's
 from porter.filetypes import register
@@ -27,15 +27,14 @@ def is_yaml_config(rel: str, head: bytes) -> bool:
 
 
 @lru_cache(maxsize=None)
-def _screen(rules: RuleSet) -> re.Pattern[str] | None:
-    words = screen_words(rules.of_kind("config-key"))
-    return re.compile("|".join(map(re.escape, sorted(words)))) if words else None
+def _screen(rules: RuleSet) -> re.Pattern[bytes]:
+    return words_screen(screen_words(rules.of_kind("config-key")))
 
 
 def convert_yaml(path: str, data: bytes, rules: RuleSet, version: str | None = None,
                  select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> FileResult:
     """Findings and scalar edits for one YAML file. Never raises for bad input."""
-    file = open_text(path, data, KIND, "YAML", _screen(rules) or NOTHING)
+    file = open_text(path, data, KIND, "YAML", _screen(rules))
     if isinstance(file, FileResult):
         return file
     from porter.files._yamltree import YamlError, parse_yaml  # the YAML library loads only when needed
