@@ -28,7 +28,7 @@ R = TypeVar("R")
 # Tasks smaller than this many bytes in total are not worth a worker process.
 POOL_THRESHOLD = 400_000
 _TOKEN = struct.Struct("<I")  # a task number in the pipe
-_MAX_TOKENS = 8_192  # fits the smallest pipe buffer (64 KiB) at 4 bytes each, written before forking
+_MAX_TOKENS = 4_096  # 16 KiB of tokens, written before any reader exists: fits every pipe buffer (macOS starts at 16 KiB)
 
 
 def map_files(work: Callable[[T], R], tasks: Sequence[T], size: Callable[[T], int],

@@ -78,3 +78,13 @@ def test_a_bundle_goes_to_one_process():
     assert [r[0] for r in results] == [i * i for i in range(120)]
     assert len({pid for i, (_, pid) in enumerate(results) if i % 4 == 0}) == 1
     assert len({pid for _, pid in results}) == 2
+
+
+def _plus_one(task: tuple[int, int]) -> int:
+    return task[0] + 1
+
+
+def test_more_tasks_than_tokens_are_handed_out_in_groups():
+    n = 3 * 4_096 + 5  # more tasks than the pipe holds tokens
+    results = map_files(_plus_one, [(i, 1_000) for i in range(n)], size=lambda t: t[1], jobs=2)
+    assert results == [i + 1 for i in range(n)]
