@@ -153,21 +153,13 @@ def _digest(payload: str) -> str:
 def cached_map(work: Callable[[T], R], tasks: Sequence[T], keys: Sequence[str], size: Callable[[T], int],
                jobs: int | None, cache: ResultCache | None, context: str = "",
                keep: Callable[[R], bool] = lambda r: True,
-               quick: Callable[[T], R | None] = lambda t: None,
                bundle: Callable[[T], str | None] = lambda t: None) -> list[R]:
-    """`map_files(work, tasks)`, answering from the cache's packs of `context` where an
-    entry verifies, and storing this run's results that `keep` accepts (not porter's own
-    failures) as a new pack when any had to be computed.
-
-    `quick(task)` answers a task without the work when it can (a file the screen rules out),
-    only for tasks the cache does not answer: a re-run skips even the screening. `bundle`
-    is map_files'."""
+    """`map_files(work, tasks, size, jobs, bundle)`, answering from the cache's packs of
+    `context` where an entry verifies, and storing this run's results that `keep` accepts
+    (not porter's own failures) as a new pack when any had to be computed."""
     results: list[R | None] = cache.get_many(context, keys) if cache is not None else [None] * len(tasks)
     missing = [i for i, r in enumerate(results) if r is None]
-    for i in missing:
-        results[i] = quick(tasks[i])
-    todo = [i for i in missing if results[i] is None]
-    for i, result in zip(todo, map_files(work, [tasks[i] for i in todo], size, jobs, bundle)):
+    for i, result in zip(missing, map_files(work, [tasks[i] for i in missing], size, jobs, bundle)):
         results[i] = result
     if cache is not None and missing:
         cache.put_many(context, {k: r for k, r in zip(keys, results) if keep(r)})  # type: ignore[arg-type]

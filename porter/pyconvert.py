@@ -38,12 +38,6 @@ def screen_pattern(rules: RuleSet) -> re.Pattern[str]:
     return re.compile(r"\b" + word_alternation(whole, prefixes=[w for w in words if w.endswith("_")]))
 
 
-@lru_cache(maxsize=None)
-def bytes_screen(rules: RuleSet) -> re.Pattern[bytes]:
-    """`screen_pattern` for raw file bytes: the parent screens files before decoding them."""
-    return re.compile(screen_pattern(rules).pattern.encode())
-
-
 def active_rules(rules: RuleSet, version: str | None, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()):
     """Rules that apply to this target version, after --select/--ignore code prefixes.
 

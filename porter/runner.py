@@ -1,8 +1,9 @@
-"""Convert a whole tree: screen cheaply, convert files in parallel, collect results.
+"""Convert a whole tree: read it, convert the files some pipeline handles in parallel.
 
-The parent process reads every file once and screens it with one bytes regex; only files
-that may need an edit go to the workers (`--jobs`, default all cores). Everything else is
-copied as it is.
+The parent process reads every file a pipeline handles (only the head of the others) and
+hands them to the workers (`--jobs`, default all cores), with results cached per file.
+Each pipeline screens its file first: a Python file that names neither torch nor any
+rule's word is not even parsed. Writing OUT is output.py's.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from porter import filetypes
 from porter.cache import ResultCache, cache_key, cached_map
 from porter.model import FileResult
-from porter.pyconvert import active_rules, bytes_screen
+from porter.pyconvert import active_rules
 from porter.reports.patch import file_diff
 from porter.rules import RuleSet, load_rules
 from porter.sources import HEAD, read_source
@@ -59,10 +60,8 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
     _RULESETS[rules.digest] = rules
     context = f"{rules.target}|{rules.digest}|{version}|{','.join(select)}|{','.join(ignore)}"
     active = active_rules(rules, version, select, ignore)
-    ops = any(r.kind == "op-table" for r in active)
     vendor_rules = [r for r in active if r.kind == VENDOR_KIND]
     todo: list[tuple] = []
-    python: set[str] = set()
     kinds: dict[str, str] = {}  # file type by path: other types go to workers in bundles
     lines: dict[str, int] = {}  # line counts of the files a pipeline reads (text), for the report
     root = str(src)
@@ -84,22 +83,11 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
             run.results.append(kept_result(entry.rel, found[0], *vendor))
             continue
         lines[entry.rel] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-        if found[0] == "python":
-            python.add(entry.rel)
         kinds[entry.rel] = found[0]
         todo.append((entry.rel, data, (rules.target, rules.digest), version, select, ignore))
-
-    def screened_out(task: tuple) -> FileResult | None:
-        """A Python file no rule can fire on: unchanged, without parsing it. (`in` is a C
-        substring search; the screen regex, compiled on first use, runs where it cannot decide.)"""
-        rel, data = task[0], task[1]
-        if rel in python and not (ops and b"torch" in data) and not bytes_screen(rules).search(data):
-            return FileResult(rel, "unchanged", kind="python")
-        return None
-
     keys = [cache_key(t[1], t[0], context) for t in todo] if cache else []
     run.results.extend(cached_map(_work, todo, keys, lambda t: len(t[1]), jobs, cache, context,
-                                  keep=lambda r: r.status != "failed", quick=screened_out,
-                                  bundle=lambda t: None if t[0] in python else kinds[t[0]]))
+                                  keep=lambda r: r.status != "failed",
+                                  bundle=lambda t: None if kinds[t[0]] == "python" else kinds[t[0]]))
     run.results = sorted((replace(r, lines=lines.get(r.path, 0)) for r in run.results), key=lambda r: r.path)
     return run

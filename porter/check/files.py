@@ -16,8 +16,7 @@ from porter.check.options import CheckOptions, rules_for
 from porter.suppress import split_suppressed, suppressions
 from porter.model import Finding
 from porter.opscan import KIND
-from porter.pyconvert import analyze_python, bytes_screen
-from porter.rules import RuleSet
+from porter.pyconvert import analyze_python
 from porter.textio import LineIndex
 
 
@@ -28,11 +27,6 @@ class Task:
     rel: str
     data: bytes
     opts: CheckOptions
-
-
-def wants_python(data: bytes, rules: RuleSet) -> bool:
-    """Whether a Python file can produce any finding: it names torch or a rule's word."""
-    return b"torch" in data or bytes_screen(rules).search(data) is not None
 
 
 def check_file(task: Task) -> FileCheck:

@@ -1,7 +1,7 @@
-"""Check a whole tree: pick the rules, screen files cheaply, check them in parallel.
+"""Check a whole tree: pick the rules, check every file a pipeline handles in parallel.
 
-The parent reads each file once; a Python file goes to a worker only when it names torch
-or a word some rule screens for. Nothing is written.
+The parent reads each file once; the workers screen and check them (a Python file that
+names neither torch nor any rule's word is not parsed). Nothing is written.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from porter import filetypes
-from porter.check.files import Task, check_file, wants_python
+from porter.check.files import Task, check_file
 from porter.cache import ResultCache, cache_key, cached_map
 from porter.check.model import CheckResult, FileCheck, decode_file_check, encode_file_check
 from porter.check.options import CheckOptions, rules_for
@@ -22,7 +22,6 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache
     rules, _ = rules_for(opts)  # fails here, before any work, when a rule is malformed
     results: list[FileCheck] = []
     tasks: list[Task] = []
-    python: set[str] = set()
     kinds: dict[str, str] = {}  # file type by path: other types go to workers in bundles
     root = str(src)
     for rel in _files(src, exclude):
@@ -34,20 +33,14 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache
         found = filetypes.handler_for(rel, data[:HEAD]) if whole else None
         if found is None:
             continue
-        if found[0] == "python":
-            python.add(rel)
         kinds[rel] = found[0]
         tasks.append(Task(rel, data, opts))
     cache = ResultCache(cache_dir, encode_file_check, decode_file_check) if cache_dir else None
     context = f"check|{opts.target}|{rules.digest}|{opts.version}|{','.join(opts.select)}|{','.join(opts.ignore)}|{opts.ops_only}"
     keys = [cache_key(t.data, t.rel, context) for t in tasks] if cache else []
-    def screened_out(task: Task) -> FileCheck | None:
-        """A Python file that names neither torch nor any rule's word: nothing to report."""
-        return FileCheck(task.rel, "python") if task.rel in python and not wants_python(task.data, rules) else None
-
     results.extend(cached_map(check_file, tasks, keys, lambda t: len(t.data), opts.jobs, cache, context,
-                              keep=lambda r: r.error is None, quick=screened_out,
-                              bundle=lambda t: None if t.rel in python else kinds[t.rel]))
+                              keep=lambda r: r.error is None,
+                              bundle=lambda t: None if kinds[t.rel] == "python" else kinds[t.rel]))
     results.sort(key=lambda r: r.path)
     return CheckResult(src, opts.target, opts.version, tuple(results))
 
