@@ -54,13 +54,9 @@ def screen_words(rules: Iterable[Rule]) -> set[str]:
 
 
 @lru_cache(maxsize=None)
-def _key_regex(pattern: str) -> re.Pattern[str]:
-    """The key pattern at the top or under any parent (`bf16` also matches `a.bf16`)."""
-    return re.compile(f"(?:{fnmatch.translate(pattern)})|(?:{fnmatch.translate('*.' + pattern)})")
-
-
-def _key_matches(pattern: str, path: tuple[str, ...]) -> bool:
-    return _key_regex(pattern).match(".".join(path)) is not None
+def _keys_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of the key patterns, at the top or under any parent (`bf16` also matches `a.bf16`)."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})|(?:{fnmatch.translate('*.' + p)})" for p in patterns))
 
 
 def _same(value: ScalarValue, wanted: object) -> bool:
@@ -113,11 +109,13 @@ def _blocker(rule: Rule, pairs: list[tuple[tuple[str, ...], Scalar | Node]]) -> 
 
 def match_pairs(pairs: list[tuple[tuple[str, ...], Scalar | Node]], kind: str, rules: Iterable[Rule]) -> Iterator[Hit]:
     """Hits of the rules for config type `kind` over (key path, value) pairs."""
+    scalars = [(".".join(path), path, value) for path, value in pairs if isinstance(value, Scalar)]
     for rule in rules:
         if kind not in rule.params["configs"]:
             continue
-        for path, value in pairs:
-            if not isinstance(value, Scalar) or not any(_key_matches(k, path) for k in rule.params["keys"]):
+        keys = _keys_regex(tuple(rule.params["keys"]))
+        for dotted, path, value in scalars:
+            if not keys.match(dotted):
                 continue
             if not value_fires(rule, value.value):
                 continue

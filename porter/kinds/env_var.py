@@ -13,6 +13,7 @@ import ast
 import fnmatch
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from porter.kinds.literal_text import literal_body
 from porter.model import Finding
@@ -49,13 +50,14 @@ def renamed_variable(name: str, rule: Rule) -> str | None:
     return None
 
 
-def _any_name(rules: list[Rule]) -> re.Pattern[str]:
-    """One regex for every name pattern of `rules` (fnmatch-style, as `rule_for_name`)."""
-    return re.compile("|".join(fnmatch.translate(n) for r in rules for n in r.params["names"]))
+@lru_cache(maxsize=None)
+def _any_name(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for every name pattern (fnmatch-style, as `rule_for_name`)."""
+    return re.compile("|".join(fnmatch.translate(n) for n in patterns))
 
 
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
-    any_name = _any_name(rules)
+    any_name = _any_name(tuple(n for r in rules for n in r.params["names"]))
     for node in ctx.nodes(ast.Constant, ast.JoinedStr):
         # Cheap tests first: every name has an "_", a literal without "=" must be a name
         # itself, and the command-line form needs an "=".
