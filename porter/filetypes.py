@@ -19,8 +19,18 @@ _HANDLERS: list[tuple[Callable[[str, bytes], bool], str, Handler]] = []
 
 
 def register(predicate: Callable[[str, bytes], bool], kind: str, handler: Handler) -> None:
-    """Add a file type. Earlier registrations win."""
+    """Add a file type. Earlier registrations win.
+
+    The predicate sees the path and the first bytes of the file, but the bytes only for a
+    name without an extension (a script known by its shebang): every other file is judged
+    by its name alone, so that porter need not open the images and documents of a tree.
+    """
     _HANDLERS.append((predicate, kind, handler))
+
+
+def head_matters(rel: str) -> bool:
+    """Whether a file's first bytes can decide its type: only when its name has no extension."""
+    return "." not in rel.rsplit("/", 1)[-1]
 
 
 def handler_for(rel: str, head: bytes) -> tuple[str, Handler] | None:
