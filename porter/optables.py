@@ -9,23 +9,15 @@ longest matching prefix; anything else is `unknown`, never a guess.
 
 from __future__ import annotations
 
-import re
-
 import json
-import sys
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-
-from porter.datafiles import data_dir
+from porter.datafiles import data_dir, load_toml
 
 Status = Literal["supported", "partial", "unsupported", "unknown"]
 STATUSES: tuple[Status, ...] = ("supported", "partial", "unsupported", "unknown")
@@ -193,7 +185,7 @@ def _from_json(path: Path, target: str, version: str) -> ApiTable:
 
 
 def _from_toml(path: Path, target: str) -> ApiTable:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data = load_toml(path.read_bytes())
     exact, prefixes = _split(path, data.get("apis", {}), "")
     missing = [api for api, e in [*exact.items(), *prefixes.items()] if not e.source]  # a small table: all checked
     if missing:

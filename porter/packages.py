@@ -26,7 +26,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-from porter.datafiles import data_dir
+from porter.datafiles import data_dir, load_toml
 
 Action = Literal["keep", "replace", "drop", "flag"]
 ACTIONS: tuple[Action, ...] = ("keep", "replace", "drop", "flag")
@@ -130,8 +130,8 @@ def _entry(path: Path, name: str, raw: object) -> PackageEntry:
 def parse_package_table(path: Path, target: str) -> PackageTable:
     """Read and validate one packages.toml; ValueError names the file and the bad key."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
+        data = load_toml(path.read_bytes())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: invalid TOML: {exc}") from exc
     unknown = sorted(set(data) - _TOP_LEVEL)
     if unknown:

@@ -8,7 +8,6 @@ and the key, so a typo in a rule never silently disables it.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from porter.datafiles import data_dir
+from porter.datafiles import data_dir, load_toml
 
 TARGETS = ("mlu", "hip")
 _CODE = re.compile(r"^PRT\d{3}$")
@@ -169,7 +168,7 @@ def load_rule_files(paths: list[Path], target: str) -> RuleSet:
         raw = path.read_bytes()
         digest.update(path.name.encode() + b"\0" + raw)
         try:
-            data = _parse_toml(raw)
+            data = load_toml(raw)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise RuleError(f"{path}: not valid TOML: {exc}") from exc
         unknown = set(data) - {"rule"}
@@ -186,30 +185,6 @@ def load_rule_files(paths: list[Path], target: str) -> RuleSet:
             rules.append(rule)
     rules.sort(key=lambda r: r.code)
     return RuleSet(target, tuple(rules), digest.hexdigest()[:16])
-
-
-def _parse_toml(raw: bytes) -> dict:
-    """tomllib is pure Python: porter's own rule files cost ~25 ms to parse on every start.
-    What they parse to (plain data) is kept as JSON in the user cache, keyed by the bytes,
-    like __pycache__; without a usable cache directory they are simply parsed."""
-    import json
-
-    from porter.cache import default_cache_dir
-
-    path = default_cache_dir() / "toml" / f"{hashlib.sha256(raw).hexdigest()}.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
-    data = tomllib.loads(raw.decode("utf-8"))
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
-    except (OSError, TypeError, ValueError):
-        pass  # not cacheable (a TOML date has no JSON form) or not writable: parsed next time too
-    return data
 
 
 @lru_cache(maxsize=None)
