@@ -7,9 +7,11 @@ because starting workers costs more than the work.
 Where the OS can fork, porter forks its workers itself instead of using a process pool:
 the tasks are already in memory, so a worker inherits them and only its results travel
 back (one pickle per worker, not one per file each way); and this process works on the
-tasks too, so `--jobs N` keeps N processes busy.
-Tasks are handed out one at a time through a pipe of task numbers, largest first: whoever
-is free takes the next, so a slow file or a slow disk does not leave the others idle.
+tasks too, so `--jobs N` keeps N processes busy. Tasks are handed out through a pipe of
+task numbers, bundles first (files whose pipeline loads a library: one process loads it),
+then the largest: whoever is free takes the next, so a slow file or a slow disk does not
+leave the others idle. `ForkedMap` starts workers and lets this process do something else
+before it joins them (output.py copies the tree that way).
 """
 
 from __future__ import annotations
