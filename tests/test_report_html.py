@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from porter.commands_report import report as report_cmd
 from porter.convert import ConvertOptions, convert
-from porter.reports.html import hunks_from_edits, hunks_from_patch, parse_patch, render_html, write_html
+from porter.reports.html import render_html, write_html
+from porter.reports.hunks import hunks_from_edits, hunks_from_patch, parse_patch
 from porter.reports.stats import compute_stats
 
 ROOT = Path(__file__).resolve().parent.parent

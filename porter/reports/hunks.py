@@ -1,0 +1,116 @@
+"""The hunks report.html shows per file: parsed from changes.patch, or rebuilt from the edits.
+
+A patch is bytes in each file's own encoding (a PEP 263 coding line is honoured); each
+hunk is labelled with the rule codes of the edits on its lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    kind: str  # " ", "-" or "+"
+    old: int | None
+    new: int | None
+    text: str
+    rules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Hunk:
+    header: str
+    rules: tuple[str, ...]
+    lines: tuple[DiffLine, ...]
+
+
+def _decode(hunks: list[tuple[str, int, int, list]]) -> list[tuple[str, int, int, list]]:
+    # The patch keeps each file's own encoding: a coding cookie in its first two lines names
+    # it (PEP 263); without one, or if the bytes disagree, UTF-8 with replacement characters.
+    raw = [line for *_, lines in hunks for line in lines]
+    encoding = "utf-8"
+    for _, old, _, data in raw:
+        if old is not None and old <= 2 and (m := _COOKIE.match(data)):
+            encoding = m[1].decode("ascii")
+    try:
+        for *_, data in raw:
+            data.decode(encoding)
+    except (LookupError, UnicodeDecodeError):
+        encoding = "utf-8"
+    return [(header, start, n, [(k, o, nw, d.decode(encoding, errors="replace").rstrip("\r")) for k, o, nw, d in lines])
+            for header, start, n, lines in hunks]
+
+
+def parse_patch(patch: bytes) -> dict[str, list[tuple[str, int, int, list]]]:
+    """Split a unified diff into {path: [(header, old_start, old_len, lines)]}.
+
+    Hunk bodies are consumed by their line counts, so a source line that happens to start
+    with "+++ " or "diff --git" is never mistaken for a file header.
+    """
+    out: dict[str, list] = {}
+    lines = patch.split(b"\n")
+    i, path = 0, None
+    while i < len(lines):
+        line, i = lines[i], i + 1
+        if line.startswith(b"+++ b/"):
+            path = line[6:].decode("utf-8", errors="replace")
+            out.setdefault(path, [])
+        elif (m := _HUNK.match(line)) and path is not None:
+            old, new = int(m[1]), int(m[3])
+            old_left = int(m[2]) if m[2] is not None else 1
+            new_left = int(m[4]) if m[4] is not None else 1
+            header, old_len, raw = line.decode("ascii", errors="replace"), old_left, []
+            while (old_left > 0 or new_left > 0) and i < len(lines):
+                body, i = lines[i], i + 1
+                kind = body[:1].decode("ascii", errors="replace")
+                if kind == "\\":  # "\ No newline at end of file"
+                    continue
+                raw.append((kind, old if kind != "+" else None, new if kind != "-" else None, body[1:]))
+                old, old_left = (old + 1, old_left - 1) if kind != "+" else (old, old_left)
+                new, new_left = (new + 1, new_left - 1) if kind != "-" else (new, new_left)
+            out[path].append((header, int(m[1]), old_len, raw))
+    return {p: _decode(hunks) for p, hunks in out.items()}
+
+
+def _nearest(spans: list[tuple[int, int]], line: int) -> int:
+    # The hunk whose old range holds `line`, else the closest one: every edit gets a hunk.
+    return min(range(len(spans)), key=lambda k: 0 if spans[k][0] <= line <= spans[k][1]
+               else min(abs(line - spans[k][0]), abs(line - spans[k][1])))
+
+
+def hunks_from_patch(parsed: list[tuple[str, int, int, list]], edits: list[dict]) -> list[Hunk]:
+    """Annotate each hunk, and each old line, with the rule codes of the edits on it."""
+    spans = [(start, start + max(n, 1) - 1) for _, start, n, _ in parsed]
+    codes: list[set[str]] = [set() for _ in parsed]
+    for e in edits:
+        if parsed:
+            codes[_nearest(spans, e["line"])].add(e["rule"])
+    by_line: dict[int, set[str]] = {}
+    for e in edits:
+        by_line.setdefault(e["line"], set()).add(e["rule"])
+    return [Hunk(header, tuple(sorted(codes[k])), tuple(
+        DiffLine(kind, old, new, text, tuple(sorted(by_line.get(old, ()))) if kind != "+" else ())
+        for kind, old, new, text in lines)) for k, (header, _, _, lines) in enumerate(parsed)]
+
+
+def hunks_from_edits(edits: list[dict]) -> list[Hunk]:
+    """A diff rebuilt from report.json alone: one hunk per edited line.
+
+    Several edits on one line each record the whole line after their own change only, so
+    each after-line is shown under its own rule rather than merged by guesswork.
+    """
+    grouped: dict[int, list[dict]] = {}
+    for e in edits:
+        grouped.setdefault(e["line"], []).append(e)
+    hunks = []
+    for line, group in sorted(grouped.items()):
+        rules = tuple(sorted({e["rule"] for e in group}))
+        body = [DiffLine("-", line, None, group[0]["before"], rules)]
+        body += [DiffLine("+", None, None, text, (e["rule"],)) for e in group for text in e["after"].splitlines() or [""]]
+        hunks.append(Hunk(f"@@ line {line} @@", rules, tuple(body)))
+    return hunks
