@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 
+from porter.kinds import _guards as guards
 from porter.model import Edit, Finding
 from porter.pycontext import FileContext
 from porter.rules import Rule
@@ -32,96 +33,6 @@ def screen_words(rules: list[Rule]) -> set[str]:
     from porter.kinds.qualified_name import screen_word
 
     return {screen_word(c) for r in rules for c in r.params["checks"]}
-
-
-def _call_name(node: ast.Call) -> str | None:
-    func = node.func
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else None
-
-
-def _is_check(ctx: FileContext, node: ast.AST, rule: Rule) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    checks = rule.params["checks"]
-    qual = ctx.imports.resolve(node.func)
-    if qual is not None and qual in checks:
-        return True
-    name = _call_name(node)
-    return name is not None and name in checks  # bare names: local helpers of that name
-
-
-def _mentions(ctx: FileContext, root: ast.AST, rule: Rule, words: list[str], modules: list[str]) -> bool:
-    for node in ast.walk(root):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in words:
-            return True
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            qual = ctx.imports.resolve(node)
-            if qual and qual.split(".", 1)[0] in modules:
-                return True
-        if isinstance(node, ast.Import) and any(a.name.split(".", 1)[0] in modules for a in node.names):
-            return True
-        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".", 1)[0] in modules:
-            return True
-    return False
-
-
-def _other_device(test: ast.AST, devices: list[str]) -> bool:
-    for node in ast.walk(test):
-        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
-        if name and any(d in name.lower().split("_") or name.lower() == d for d in devices):
-            return True
-    return False
-
-
-def _imported_from_torch(ctx: FileContext, test: ast.AST, rule: Rule) -> bool:
-    """The test calls a check imported by name from torch (`from torch.cuda import
-    is_available as cuda_ok`). The namespace rule ports that import, so after the port the
-    name tests the target: the branch cannot be kept as the CUDA one, it is ported in place."""
-    for node in ast.walk(test):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and _is_check(ctx, node, rule):
-            if ctx.imports.bindings.get(node.func.id, "").startswith("torch."):
-                return True
-    return False
-
-
-def _negated_check(ctx: FileContext, test: ast.AST, rule: Rule) -> bool:
-    return any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) and _is_check(ctx, n.operand, rule) for n in ast.walk(test))
-
-
-def _checked_ifs(ctx: FileContext, rule: Rule) -> set[int]:
-    """Ids of the `if` statements whose test calls a check: found from the check calls up,
-    as a file has far fewer calls named like a check than `if` statements."""
-    names = {c.rsplit(".", 1)[-1] for c in rule.params["checks"]}
-    bound = ctx.imports.bindings  # `from torch.cuda import is_available as avail`: any name
-    found: set[int] = set()
-    for call in ctx.nodes(ast.Call):
-        name = _call_name(call)
-        if name not in names and not (isinstance(call.func, ast.Name) and name in bound):
-            continue
-        if not _is_check(ctx, call, rule):
-            continue
-        child, parent = call, ctx.parents.get(call)
-        while parent is not None and not isinstance(child, ast.stmt):
-            if isinstance(parent, ast.If) and parent.test is child:
-                found.add(id(parent))
-                break
-            child, parent = parent, ctx.parents.get(parent)
-    return found
-
-
-def _chain(node: ast.If) -> list[ast.If]:
-    """The branches of an if/elif chain; an `else:` that holds only an `if` continues it."""
-    branches = [node]
-    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
-        node = node.orelse[0]
-        branches.append(node)
-    return branches
-
-
-def _is_elif(ctx: FileContext, branch: ast.If) -> bool:
-    return ctx.text.startswith("elif", ctx.span(branch)[0])
 
 
 def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
@@ -137,47 +48,47 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     seen_elifs: set[int] = set()
     keep: list[tuple[int, int, str]] = []  # (start, end, why)
     extra: list[Finding] = []
-    kernel_import = _top_level_import(ctx, p.get("kernel_modules", []))
+    kernel_import = guards.top_level_import(ctx, p.get("kernel_modules", []))
     if kernel_import is not None:
         node, module = kernel_import
         extra.append(ctx.finding(rule, node, f"module kept for CUDA: it imports {module} at top level, a GPU kernel language that does not run on the target", severity="warning", suggestion="Use the PyTorch fallback path of this code on the target, or port the kernels by hand."))
         # One finding for the whole module; its would-be edits are not listed one by one.
         return [f for f in findings if f.edit is None] + extra
-    checked = _checked_ifs(ctx, rule)
+    checked = guards.checked_ifs(ctx, rule)
     for top in ctx.nodes(ast.If) if checked else ():
         if id(top) in seen_elifs:
             continue
-        chain = _chain(top)
+        chain = guards.chain(top)
         seen_elifs.update(id(b) for b in chain[1:])
         for i, branch in enumerate(chain):
             if id(branch) not in checked:
                 continue
-            if _negated_check(ctx, branch.test, rule):
+            if guards.negated_check(ctx, branch.test, rule):
                 continue  # `elif not cuda_available(): cpu`: converted in place below
             start = ctx.span(branch)[0]
             end = ctx.span(branch.body[-1])[1]
-            if _mentions(ctx, branch.test, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])) or any(
-                _mentions(ctx, stmt, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])) for stmt in branch.body
+            if guards.mentions(ctx, branch.test, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])) or any(
+                guards.mentions(ctx, stmt, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])) for stmt in branch.body
             ):
                 keep.append((start, end, "guards CUDA-only code"))
                 extra.append(ctx.finding(rule, branch.test, "CUDA check kept: it guards CUDA-only code (a CUDA-only library or FlashAttention-2)", severity="warning"))
                 continue
             others = [b for j, b in enumerate(chain) if j != i]
-            if not any(_other_device(b.test, p["other_devices"]) for b in others):
+            if not any(guards.other_device(b.test, p["other_devices"]) for b in others):
                 continue  # a plain guard: converted in place below
-            if _imported_from_torch(ctx, branch.test, rule):
+            if guards.imported_from_torch(ctx, branch.test, rule):
                 continue  # its import is ported (torch.cuda -> torch.mlu): no CUDA branch can stay
             keep.append((start, end, "is the CUDA branch of a device dispatch chain"))
-            if any(_other_device(b.test, [p.get("target_device", "mlu")]) for b in others):
+            if any(guards.other_device(b.test, [p.get("target_device", "mlu")]) for b in others):
                 continue  # the chain already has a target branch
             if target_check is None:
                 extra.append(ctx.finding(rule, branch.test, "device dispatch chain without an MLU branch; porter cannot add one here (torch is not imported by name)", severity="warning"))
                 continue
-            extra.append(_target_branch(ctx, rule, branch, not _is_elif(ctx, branch), start, end, findings, target_check))
+            extra.append(_target_branch(ctx, rule, branch, not guards.is_elif(ctx, branch), start, end, findings, target_check))
     # In-place conversion of checks that are not renamed by another rule.
     edited = [(f.edit.start, f.edit.end) for f in findings if f.edit]
     for node in ctx.nodes(ast.Call):
-        if not _is_check(ctx, node, rule):
+        if not guards.is_check(ctx, node, rule):
             continue
         s, e = ctx.span(node)
         if any(a < e and s < b for a, b in edited) or any(a <= s and e <= b for a, b, _ in keep):
@@ -187,37 +98,6 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             continue
         extra.append(ctx.finding(rule, node, f"{ctx.text[s:e]} -> {target_check}", replacement=target_check))
     return _keep_regions(ctx, rule, findings, keep) + extra
-
-
-_KERNEL_DECORATORS = ("jit", "autotune", "heuristics")
-
-
-def _top_level_import(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, str] | None:
-    """The import that makes this a kernel module, if it is one.
-
-    A module is a kernel module when it imports a kernel language unconditionally (module
-    body or a top-level `try:`; an import under `if cuda_available:` is optional) or when
-    it defines kernels (`@triton.jit`, `@triton.autotune`).
-    """
-    stack = list(ctx.tree.body)
-    while stack:
-        stmt = stack.pop(0)
-        if isinstance(stmt, ast.Try):
-            stack[:0] = stmt.body
-            continue
-        names = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module or ""] if isinstance(stmt, ast.ImportFrom) and not stmt.level else []
-        for name in names:
-            top = name.split(".", 1)[0]
-            if top in modules:
-                return stmt, top
-    for fn in ctx.nodes(ast.FunctionDef):
-        for deco in fn.decorator_list:
-            target = deco.func if isinstance(deco, ast.Call) else deco
-            qual = ctx.imports.resolve(target) or ""
-            top, _, last = qual.partition(".")
-            if top in modules and qual.rsplit(".", 1)[-1] in _KERNEL_DECORATORS:
-                return deco, top
-    return None
 
 
 def _keep_regions(ctx: FileContext, rule: Rule, findings: list[Finding], keep: list[tuple[int, int, str]]) -> list[Finding]:
@@ -246,7 +126,7 @@ def _target_branch(ctx, rule, branch, is_first, start, end, findings, target_che
     # Checks that no other rule rewrites (is_torch_cuda_available()) become the target check,
     # in the test and in the copied body alike.
     for node in (n for part in [branch.test, *branch.body] for n in ast.walk(part)):
-        if _is_check(ctx, node, rule):
+        if guards.is_check(ctx, node, rule):
             s, e = ctx.span(node)
             if not any(s < x.end and x.start < e for x in inner):
                 inner.append(Edit(rule.code, s, e, target_check))
