@@ -133,3 +133,28 @@ def test_reports_of_an_unchanged_rerun_are_not_rendered_again(tmp_path, monkeypa
     cold, warm = tmp_path / "cold" / "porter_report", tmp_path / "warm" / "porter_report"
     for name in ("changes.patch", "report.md", "report.html"):  # OUT differs; the pages never show it
         assert (warm / name).read_bytes() == (cold / name).read_bytes()
+
+
+def test_two_runs_sharing_a_cache_at_once(tmp_path):
+    """Two processes converting with one cache directory at the same moment: each writes
+    its own pack atomically, both outputs equal a run without cache, and the packs verify."""
+    import subprocess
+    import sys
+
+    def start(name: str, *extra: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "porter", "convert", str(SRC), "-t", "mlu",
+                                 "-o", str(tmp_path / name), *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    cache = tmp_path / "cache"
+    runs = [start("a", "--cache-dir", str(cache)), start("b", "--cache-dir", str(cache))]
+    assert [p.wait() for p in runs] == [0, 0]
+    assert start("plain", "--no-cache").wait() == 0
+
+    def files(name: str) -> dict[str, bytes]:
+        out = tmp_path / name
+        return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file() and "porter_report" not in p.parts}
+
+    assert files("a") == files("b") == files("plain")
+    for pack in _packs(cache):
+        porter.cache._read(pack, pack.stem.split("-")[0])
+    assert start("again", "--cache-dir", str(cache)).wait() == 0 and files("again") == files("plain")
