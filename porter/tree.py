@@ -20,7 +20,9 @@ class Entry:
 
 
 def walk(root: Path, exclude: Path | None = None) -> Iterator[Entry]:
-    """Files and symlinks under root, sorted, without descending into symlinked directories.
+    """Regular files and symlinks under root, sorted, without descending into symlinked
+    directories. Sockets, pipes and devices are left out: reading a named pipe would wait
+    forever, and none of them belongs in a ported tree.
 
     On os.scandir, whose entries know their own type: no extra system call per file.
     """
@@ -43,7 +45,7 @@ def _walk(folder: str, rel_dir: str, exclude: str | None) -> Iterator[Entry]:
             if entry.name in SKIP_DIRS or (not rel_dir and entry.name in (REPORT_DIR, LORA_DIR)) or entry.path == exclude:
                 continue
             subdirs.append((entry.path, rel))
-        else:
+        elif entry.is_file():
             yield Entry(rel, False)
     for path, rel in subdirs:
         yield from _walk(path, rel, exclude)

@@ -248,3 +248,13 @@ def test_process_exit_codes_and_flushed_output(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "porter", "check", str(tmp_path / "nope"), "-t", "mlu"],
                              capture_output=True, text=True)
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_named_pipe_in_src_is_left_out_not_waited_on(tmp_path):
+    src = _repo(tmp_path)
+    os.mkfifo(src / "pkg" / "queue.py")  # reading it would block forever
+    result = _run("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "o"))
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "o" / "pkg" / "queue.py").exists()
+    assert "x.mlu()" in (tmp_path / "o" / "pkg" / "a.py").read_text()
+    assert _run("check", str(src), "--target", "mlu", "--exit-zero").exit_code == 0
