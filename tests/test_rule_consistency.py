@@ -80,9 +80,6 @@ def _emitted(rule: Rule, table: ApiTable, renames: dict[str, str]) -> list[str]:
 # Gaps reported to the rule and table owners; each must still be real (see the last test).
 # (target, code) -> names the rule writes that the tables lack.
 KNOWN_GAPS: dict[tuple[str, str], set[str]] = {
-    # torch.cuda -> torch.mlu also renames torch.cuda.CUDAPluggableAllocator, whose MLU
-    # name is torch.mlu.MLUPluggableAllocator (needs its own rule, like PRT103).
-    ("mlu", "PRT101"): {"torch.mlu.CUDAPluggableAllocator"},
     # The tables list torch.profiler.ProfilerActivity (partial: "use ProfilerActivity.MLU")
     # but not the MLU member itself.
     ("mlu", "PRT108"): {"torch.profiler.ProfilerActivity.MLU", "torch.autograd.profiler.ProfilerActivity.MLU"},
