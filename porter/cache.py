@@ -43,13 +43,15 @@ def default_cache_dir() -> Path:
 def code_fingerprint() -> str:
     """porter's own code (names, sizes, mtimes of its modules and templates): a change to a
     handler invalidates results even before the version number moves."""
-    root = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        if path.suffix in (".py", ".j2") and path.is_file():
-            st = path.stat()
-            h.update(f"{path.relative_to(root)}|{st.st_size}|{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
+    root = os.path.dirname(os.path.abspath(__file__))
+    lines = []
+    for folder, dirs, files in os.walk(root):  # os.walk, not Path.rglob: this runs on every start
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if name.endswith((".py", ".j2")):
+                st = os.stat(os.path.join(folder, name))
+                lines.append(f"{os.path.relpath(os.path.join(folder, name), root)}|{st.st_size}|{st.st_mtime_ns}\n")
+    return hashlib.sha256("".join(sorted(lines)).encode()).hexdigest()
 
 
 def cache_key(data: bytes, rel: str, context: str) -> str:
@@ -125,22 +127,25 @@ class ResultCache:
 
 
 def _read(path: Path, key: str) -> Any:
-    """The verified payload of an entry; raises when it is missing or does not verify."""
-    entry = json.loads(path.read_text(encoding="utf-8"))
-    payload = entry["payload"]
-    if entry.get("key") != key or entry.get("sha256") != _digest(payload):
+    """The verified payload of an entry; raises when it is missing or does not verify.
+
+    An entry is one line of JSON header (its key and the payload's checksum), then the
+    payload, JSON as well: written once, parsed once (not a string inside a string)."""
+    header, _, payload = path.read_bytes().partition(b"\n")
+    meta = json.loads(header)
+    if not isinstance(meta, dict) or meta.get("key") != key or meta.get("sha256") != hashlib.sha256(payload).hexdigest():
         raise ValueError("cache entry does not verify")
     return json.loads(payload)
 
 
 def _write(path: Path, key: str, data: Any) -> None:
-    payload = json.dumps(data, sort_keys=True)
-    entry = json.dumps({"key": key, "sha256": _digest(payload), "payload": payload})
+    payload = json.dumps(data, separators=(",", ":")).encode("utf-8")
+    header = json.dumps({"key": key, "sha256": hashlib.sha256(payload).hexdigest()}).encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(entry)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(header + b"\n" + payload)
         os.replace(tmp, path)
     except OSError:
         pass  # a cache that cannot be written only costs time

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from porter import __version__
 from porter.model import SEVERITIES, Finding, plain
 from porter.rules import RuleSet
-from porter.runner import RunResult
+
+if TYPE_CHECKING:
+    from porter.runner import RunResult
 
 SCHEMA_VERSION = 1
 
