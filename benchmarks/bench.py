@@ -56,6 +56,7 @@ class Bench:
         # create files just after many were deleted (it skips recently freed inodes one by
         # one), so removing each run's output at once would charge the next run for it.
         self.leftovers: list[Path] = []
+        self.tree_memory: dict[tuple[str, str], float | None] = {}  # from the untimed runs
         self.porter = shlex.split(args.porter) if args.porter else default_porter()
         self.check = check_options(self.porter)
         self.notes: list[str] = []
@@ -86,8 +87,9 @@ class Bench:
             jobs = []
         return argv + jobs + (["--cache-dir", str(cache)] if "--cache-dir" in self.check else [])
 
-    def run(self, name: str, tree: Tree) -> dict:
-        """One measured run of `name` on `tree`; preparation and clean-up are not timed."""
+    def run(self, name: str, tree: Tree, sample_tree: bool = False) -> dict:
+        """One measured run of `name` on `tree`; preparation and clean-up are not timed.
+        With `sample_tree`, the process tree's memory is sampled (that costs the run CPU)."""
         scratch = Path(tempfile.mkdtemp(prefix="run-", dir=self.work))
         if name == "vs":
             src = scratch / tree.path.name
@@ -100,7 +102,8 @@ class Bench:
         # Flush what preparing this run and cleaning up the last one wrote, so that the
         # file system's catching up is not timed as part of this run.
         os.sync()
-        done = subprocess.run([sys.executable, str(HERE / "measure.py"), str(log), "--", *argv],
+        sampling = ["--sample-tree"] if sample_tree else []
+        done = subprocess.run([sys.executable, str(HERE / "measure.py"), str(log), *sampling, "--", *argv],
                               capture_output=True, text=True, check=True)
         result = json.loads(done.stdout)
         self.leftovers.append(scratch)
@@ -118,11 +121,17 @@ class Bench:
         os.sync()
 
     def prefill(self, tree: Tree) -> None:
-        """Fill the warm caches (and the OS file cache) with one untimed run of each command."""
+        """Fill the warm caches (and the OS file cache) with one untimed run of each command;
+        a sampled untimed run of each gives its whole process tree's memory (`tree_memory`):
+        the filling run itself for cold commands, one more run for warm ones."""
         for name in self.commands():
-            result = self.run(name, tree)
+            warm = name.endswith("warm")
+            result = self.run(name, tree, sample_tree=not warm)
             if "log_tail" in result:
                 sys.exit(f"{name} failed on {tree.name} (exit {result['rc']}):\n{result['log_tail']}")
+            if warm:
+                result = self.run(name, tree, sample_tree=True)
+            self.tree_memory[(tree.name, name)] = result.get("tree_pss_mib")
 
 
 def prepare_trees(args: argparse.Namespace, work: Path) -> list[Tree]:
@@ -193,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
                     if "log_tail" in r:
                         print(r["log_tail"], file=sys.stderr)
             bench.clean_up()
-            results += [{"tree": tree.name, "command": name, "runs": rs} for name, rs in runs.items()]
+            results += [{"tree": tree.name, "command": name, "runs": rs,
+                         "tree_pss_mib": bench.tree_memory.get((tree.name, name))} for name, rs in runs.items()]
         meta = {"cpus": os.cpu_count(), "python": sys.version.split()[0], "porter": bench.porter,
                 "jobs": args.jobs, "repeat": args.repeat, "vs": args.vs, "notes": bench.notes}
         print_report(trees, results, meta)

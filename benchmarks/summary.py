@@ -28,7 +28,8 @@ def size_label(lines: int) -> str:
     return str(lines)
 
 
-def figures(tree: Tree, runs: list[dict]) -> dict:
+def figures(tree: Tree, runs: list[dict], tree_pss_mib: float | None = None) -> dict:
+    """Medians over the timed runs; `tree_pss_mib` (sampled in an untimed run) when given."""
     walls = [r["wall_s"] for r in runs]
     median = statistics.median(walls)
     return {"median_s": median, "min_s": min(walls), "max_s": max(walls),
@@ -36,7 +37,8 @@ def figures(tree: Tree, runs: list[dict]) -> dict:
             "us_per_line": 1e6 * median / max(1, tree.lines),
             "cpu_s": statistics.median(r["user_s"] + r["sys_s"] for r in runs),
             "peak_rss_mib": max(r["peak_rss_mib"] for r in runs),
-            "tree_pss_mib": max((r["tree_pss_mib"] for r in runs if r.get("tree_pss_mib") is not None), default=None),
+            "tree_pss_mib": tree_pss_mib if tree_pss_mib is not None else
+            max((r["tree_pss_mib"] for r in runs if r.get("tree_pss_mib") is not None), default=None),
             "exit_codes": sorted({r["rc"] for r in runs}), "runs": len(runs)}
 
 
@@ -86,14 +88,15 @@ def print_report(trees: list[Tree], results: list[dict], meta: dict) -> None:
         if not r["runs"]:
             continue
         tree = by_name[r["tree"]]
-        f = figures(tree, r["runs"])
+        f = figures(tree, r["runs"], r.get("tree_pss_mib"))
         flag = "" if f["exit_codes"] in ([0], [0, 1], [1]) else f"  exit {f['exit_codes']}"
         print(f"{tree.name:<14} {tree.files:>6} {tree.lines:>8}  {r['command']:<20} {f['median_s']:>9.2f} "
               f"{f['min_s']:>6.2f}-{f['max_s']:<6.2f} {f['cpu_s']:>7.2f} {f['files_per_s']:>8.0f} {f['lines_per_s']:>9.0f} "
               f"{f['us_per_line']:>8.1f} {f['peak_rss_mib']:>9.0f} {_mib(f['tree_pss_mib']):>9}{flag}")
     print("\ncpu s: user + system time of the command and every process it waited for (workers included).")
     print("peak MiB: the largest single process of the run (with worker processes, not their sum).")
-    print("tree MiB: the largest sum of PSS over the whole process tree, sampled every 0.1 s (Linux only).")
+    print("tree MiB: the largest sum of PSS over the whole process tree, sampled every 0.1 s in the untimed")
+    print("          first run of each command (sampling costs CPU, so timed runs are not sampled; Linux only).")
     rat = ratios(trees, results)
     if rat:
         print("\nratio porter / vs (medians, same tree, same run); targets from issue 7 (for LLaMA-Factory):")
@@ -118,7 +121,7 @@ def to_json(trees: list[Tree], results: list[dict], meta: dict) -> dict:
     return {
         "meta": meta,
         "trees": [{"name": t.name, "files": t.files, "lines": t.lines, "synthetic": t.synthetic} for t in trees],
-        "results": [{"tree": r["tree"], "command": r["command"], **figures(by_name[r["tree"]], r["runs"]),
+        "results": [{"tree": r["tree"], "command": r["command"], **figures(by_name[r["tree"]], r["runs"], r.get("tree_pss_mib")),
                      "argv": r["runs"][0]["argv"], "walls_s": [x["wall_s"] for x in r["runs"]],
                      "cpus_s": [x["user_s"] + x["sys_s"] for x in r["runs"]],
                      "peaks_mib": [x["peak_rss_mib"] for x in r["runs"]],
