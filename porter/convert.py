@@ -1,19 +1,21 @@
-"""`porter convert` as a library call: run the tree, write OUT (or SRC in place), write reports."""
+"""`porter convert` as a library call: run the tree, write OUT (or SRC in place), write reports.
+
+The copy of SRC into OUT starts first, in its own process; the pipelines, rules and
+reports are imported after that, while it runs (they are most of porter's start-up).
+"""
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from porter.output import TreeWriter, check_destination, default_out, write_in_place
-from porter.reports.json_report import build_report
-from porter.reports.write import write_reports
-from porter.rules import load_rules
-from porter.runner import RunResult, convert_tree
-from porter.cache import ResultCache
-from porter.lora import render_lora
+from porter.output import TreeWriter, check_destination, default_out
 from porter.tree import LORA_DIR, REPORT_DIR
+
+if TYPE_CHECKING:
+    from porter.runner import RunResult
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,6 @@ def patch_bytes(run: RunResult) -> bytes:
 
 def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | None]:
     """Convert `src`; returns the run, the report and where OUT is (None for --diff)."""
-    rules = load_rules(opts.target)
     out: Path | None
     if opts.diff_only:
         out = None
@@ -47,12 +48,21 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
         out = opts.out or default_out(src, opts.target)
         check_destination(src, out, opts.force)
     exclude = out.resolve() if out is not None and not opts.in_place else None
-    cache = ResultCache(opts.cache_dir) if opts.cache_dir else None
     # OUT is written while the files are converted: every file as it is in SRC, by a forked
     # process; the converted ones are written over their copies afterwards.
     writer = TreeWriter(src, out, background=opts.jobs != 1) if out is not None and not opts.in_place else None
     if writer is not None:
         writer.start_copy(exclude)
+    from porter.cache import ResultCache
+    from porter.lora import render_lora
+    from porter.output import write_in_place
+    from porter.reports.json_report import build_report
+    from porter.reports.write import write_reports
+    from porter.rules import load_rules
+    from porter.runner import convert_tree
+
+    rules = load_rules(opts.target)
+    cache = ResultCache(opts.cache_dir) if opts.cache_dir else None
     run = convert_tree(src, rules, opts.version, opts.jobs, opts.select, opts.ignore, exclude, cache)
     report = build_report(run, rules, out)
     if out is None:

@@ -13,11 +13,14 @@ import shutil
 import stat
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from porter.model import FileResult
 from porter.parallel import ForkedMap
-from porter.runner import RunResult
 from porter.tree import walk
+
+if TYPE_CHECKING:
+    from porter.runner import RunResult
 
 
 # Trees with fewer files are copied here and now: forking costs more.
