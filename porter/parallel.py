@@ -27,6 +27,9 @@ from typing import TypeVar
 T = TypeVar("T")
 R = TypeVar("R")
 
+# The bundle of every file that is not Python: their pipelines share the libraries they
+# load on first use (YAML, packaging, tree-sitter), which one worker then loads alone.
+NOT_PYTHON = "not-python"
 # Tasks smaller than this many bytes in total are not worth a worker process.
 POOL_THRESHOLD = 400_000
 _TOKEN = struct.Struct("<I")  # a task number in the pipe

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from porter import filetypes
 from porter.cache import ResultCache, cache_key, cached_map
+from porter.parallel import NOT_PYTHON
 from porter.model import FileResult
 from porter.pyconvert import active_rules
 from porter.reports.patch import file_diff
@@ -62,7 +63,7 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
     active = active_rules(rules, version, select, ignore)
     vendor_rules = [r for r in active if r.kind == VENDOR_KIND]
     todo: list[tuple] = []
-    kinds: dict[str, str] = {}  # file type by path: other types go to workers in bundles
+    kinds: dict[str, str] = {}  # file type by path: files that are not Python go to one worker together
     lines: dict[str, int] = {}  # line counts of the files a pipeline reads (text), for the report
     root = str(src)
     for entry in walk(src, exclude):
@@ -88,6 +89,6 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
     keys = [cache_key(t[1], t[0], context) for t in todo] if cache else []
     run.results.extend(cached_map(_work, todo, keys, lambda t: len(t[1]), jobs, cache, context,
                                   keep=lambda r: r.status != "failed",
-                                  bundle=lambda t: None if kinds[t[0]] == "python" else kinds[t[0]]))
+                                  bundle=lambda t: None if kinds[t[0]] == "python" else NOT_PYTHON))
     run.results = sorted((replace(r, lines=lines.get(r.path, 0)) for r in run.results), key=lambda r: r.path)
     return run

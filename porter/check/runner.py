@@ -11,6 +11,7 @@ from pathlib import Path
 from porter import filetypes
 from porter.check.files import Task, check_file
 from porter.cache import ResultCache, cache_key, cached_map
+from porter.parallel import NOT_PYTHON
 from porter.check.model import CheckResult, FileCheck, decode_file_check, encode_file_check
 from porter.check.options import CheckOptions, rules_for
 from porter.sources import HEAD, read_source
@@ -22,7 +23,7 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache
     rules, _ = rules_for(opts)  # fails here, before any work, when a rule is malformed
     results: list[FileCheck] = []
     tasks: list[Task] = []
-    kinds: dict[str, str] = {}  # file type by path: other types go to workers in bundles
+    kinds: dict[str, str] = {}  # file type by path: files that are not Python go to one worker together
     root = str(src)
     for rel in _files(src, exclude):
         try:
@@ -40,7 +41,7 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache
     keys = [cache_key(t.data, t.rel, context) for t in tasks] if cache else []
     results.extend(cached_map(check_file, tasks, keys, lambda t: len(t.data), opts.jobs, cache, context,
                               keep=lambda r: r.error is None,
-                              bundle=lambda t: None if kinds[t.rel] == "python" else kinds[t.rel]))
+                              bundle=lambda t: None if kinds[t.rel] == "python" else NOT_PYTHON))
     results.sort(key=lambda r: r.path)
     return CheckResult(src, opts.target, opts.version, tuple(results))
 
