@@ -20,7 +20,6 @@ import base64
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -141,10 +140,12 @@ def _read(path: Path, key: str) -> Any:
 def _write(path: Path, key: str, data: Any) -> None:
     payload = json.dumps(data, separators=(",", ":")).encode("utf-8")
     header = json.dumps({"key": key, "sha256": hashlib.sha256(payload).hexdigest()}).encode("utf-8")
+    # The temporary name is this process's own (no other live process has its pid), and
+    # the rename is atomic: a reader sees the old entry or the new one, never half of one.
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
+        with open(tmp, "wb") as fh:
             fh.write(header + b"\n" + payload)
         os.replace(tmp, path)
     except OSError:
