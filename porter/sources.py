@@ -12,8 +12,11 @@ def read_source(root: str, rel: str) -> tuple[bytes, bool]:
     """(bytes, whole) of the file `rel` of the tree at `root`: the whole file when a pipeline
     handles it, else only its head (nothing when its name alone says no pipeline wants it).
     (Plain strings: this runs for every file of the tree, and pathlib costs more than the read.)"""
-    if not filetypes.head_matters(rel) and filetypes.handler_for(rel, b"") is None:
-        return b"", False
+    if not filetypes.head_matters(rel):  # the name decides: one read, or none
+        if filetypes.handler_for(rel, b"") is None:
+            return b"", False
+        with open(f"{root}/{rel}", "rb") as fh:
+            return fh.read(), True
     with open(f"{root}/{rel}", "rb") as fh:
         head = fh.read(HEAD)
         if filetypes.handler_for(rel, head) is None:
