@@ -13,8 +13,8 @@ from pathlib import Path
 
 from porter import filetypes
 from porter.cache import ResultCache, cache_key, cached_map
-from porter.parallel import NOT_PYTHON
 from porter.model import FileResult
+from porter.parallel import NOT_PYTHON
 from porter.pyconvert import active_rules
 from porter.reports.patch import file_diff
 from porter.rules import RuleSet, load_rules

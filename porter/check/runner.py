@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from porter import filetypes
-from porter.check.files import Task, check_file
 from porter.cache import ResultCache, cache_key, cached_map
-from porter.parallel import NOT_PYTHON
+from porter.check.files import Task, check_file
 from porter.check.model import CheckResult, FileCheck, decode_file_check, encode_file_check
 from porter.check.options import CheckOptions, rules_for
+from porter.parallel import NOT_PYTHON
 from porter.sources import HEAD, read_source
 from porter.tree import LORA_DIR, walk
 
