@@ -8,7 +8,7 @@ and computes only what they lack, then writes a new pack if it computed anything
 of an unchanged tree reads one pack and writes nothing. Older packs beyond the newest few
 are removed.
 
-Single entries (`get`/`put`: the rendered reports) are one file each. Every file is
+Single entries (`get`/`put`: rendered reports, LoRA files) are one file each. Every file is
 written atomically (temporary file, then rename), so two runs sharing the directory never
 see half of one, and carries a checksum of its payload; anything that does not load, does
 not verify or does not match its key is ignored and recomputed, never trusted.
