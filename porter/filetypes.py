@@ -33,6 +33,11 @@ def head_matters(rel: str) -> bool:
     return "." not in rel.rsplit("/", 1)[-1]
 
 
+def handler(kind: str) -> Handler:
+    """The handler of a file type already recognised (by `handler_for`)."""
+    return next(h for _, k, h in _HANDLERS if k == kind)
+
+
 def handler_for(rel: str, head: bytes) -> tuple[str, Handler] | None:
     for predicate, kind, handler in _HANDLERS:
         if predicate(rel, head):

@@ -18,7 +18,7 @@ from porter.parallel import NOT_PYTHON
 from porter.pyconvert import active_rules
 from porter.reports.patch import file_diff
 from porter.rules import RuleSet, load_rules
-from porter.sources import HEAD, read_source
+from porter.sources import read_source
 from porter.tree import walk
 from porter.vendor_paths import KIND as VENDOR_KIND, kept_result, vendor_word
 
@@ -38,14 +38,10 @@ _RULESETS: dict[str, RuleSet] = {}
 
 
 def _work(args: tuple) -> FileResult:
-    rel, data, (target, digest), version, select, ignore = args
+    rel, data, kind, (target, digest), version, select, ignore = args
     rules = _RULESETS.get(digest) or load_rules(target)  # spawned workers load their own
-    found = filetypes.handler_for(rel, data[:256])
-    if found is None:
-        return FileResult(rel, "unchanged", kind="other")
-    kind, handler = found
     try:
-        result = handler(rel, data, rules, version, select, ignore)
+        result = filetypes.handler(kind)(rel, data, rules, version, select, ignore)
     except Exception as exc:  # a porter bug must not stop the run: report it for this file
         return FileResult(rel, "failed", kind=kind, reason=f"internal error: {type(exc).__name__}: {exc}")
     # The file's part of changes.patch is made here, in the worker, while both texts are at hand.
@@ -63,7 +59,6 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
     active = active_rules(rules, version, select, ignore)
     vendor_rules = [r for r in active if r.kind == VENDOR_KIND]
     todo: list[tuple] = []
-    kinds: dict[str, str] = {}  # file type by path: files that are not Python go to one worker together
     lines: dict[str, int] = {}  # line counts of the files a pipeline reads (text), for the report
     root = str(src)
     for entry in walk(src, exclude):
@@ -71,24 +66,22 @@ def convert_tree(src: Path, rules: RuleSet, version: str | None = None, jobs: in
             run.symlinks.append(entry.rel)
             continue
         try:
-            data, whole = read_source(root, entry.rel)
+            data, kind = read_source(root, entry.rel)
         except OSError as exc:
             run.results.append(FileResult(entry.rel, "failed", kind="other", reason=f"cannot read: {exc.strerror}"))
             continue
-        found = filetypes.handler_for(entry.rel, data[:HEAD]) if whole else None
-        if found is None:
+        if kind is None:
             run.results.append(FileResult(entry.rel, "unchanged", kind="other"))
             continue
         vendor = vendor_word(entry.rel, vendor_rules)
         if vendor is not None:
-            run.results.append(kept_result(entry.rel, found[0], *vendor))
+            run.results.append(kept_result(entry.rel, kind, *vendor))
             continue
         lines[entry.rel] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-        kinds[entry.rel] = found[0]
-        todo.append((entry.rel, data, (rules.target, rules.digest), version, select, ignore))
+        todo.append((entry.rel, data, kind, (rules.target, rules.digest), version, select, ignore))
     keys = [cache_key(t[1], t[0], context) for t in todo] if cache else []
     run.results.extend(cached_map(_work, todo, keys, lambda t: len(t[1]), jobs, cache, context,
                                   keep=lambda r: r.status != "failed",
-                                  bundle=lambda t: None if kinds[t[0]] == "python" else NOT_PYTHON))
+                                  bundle=lambda t: None if t[2] == "python" else NOT_PYTHON))
     run.results = sorted((replace(r, lines=lines.get(r.path, 0)) for r in run.results), key=lambda r: r.path)
     return run

@@ -8,17 +8,20 @@ from porter import filetypes
 HEAD = 256  # bytes a file type may be recognised by (a shebang)
 
 
-def read_source(root: str, rel: str) -> tuple[bytes, bool]:
-    """(bytes, whole) of the file `rel` of the tree at `root`: the whole file when a pipeline
-    handles it, else only its head (nothing when its name alone says no pipeline wants it).
-    (Plain strings: this runs for every file of the tree, and pathlib costs more than the read.)"""
+def read_source(root: str, rel: str) -> tuple[bytes, str | None]:
+    """(bytes, file type) of the file `rel` of the tree at `root`: the whole file and its type
+    when a pipeline handles it, else only its head (nothing when its name alone says no
+    pipeline wants it) and None. (Plain strings: this runs for every file of the tree, and
+    pathlib costs more than the read.)"""
     if not filetypes.head_matters(rel):  # the name decides: one read, or none
-        if filetypes.handler_for(rel, b"") is None:
-            return b"", False
+        found = filetypes.handler_for(rel, b"")
+        if found is None:
+            return b"", None
         with open(f"{root}/{rel}", "rb") as fh:
-            return fh.read(), True
+            return fh.read(), found[0]
     with open(f"{root}/{rel}", "rb") as fh:
         head = fh.read(HEAD)
-        if filetypes.handler_for(rel, head) is None:
-            return head, False
-        return head + fh.read(), True
+        found = filetypes.handler_for(rel, head)
+        if found is None:
+            return head, None
+        return head + fh.read(), found[0]

@@ -27,11 +27,12 @@ class Task:
     rel: str
     data: bytes
     opts: CheckOptions
+    kind: str | None = None  # the file type when the caller knows it; else found from path and head
 
 
 def check_file(task: Task) -> FileCheck:
     """Findings of one file. Never raises: a porter bug becomes `error` on the result."""
-    found = filetypes.handler_for(task.rel, task.data[:256])
+    found = (task.kind, filetypes.handler(task.kind)) if task.kind else filetypes.handler_for(task.rel, task.data[:256])
     if found is None:
         return FileCheck(task.rel)
     kind, handler = found

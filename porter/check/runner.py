@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from porter import filetypes
 from porter.cache import ResultCache, cache_key, cached_map
 from porter.check.files import Task, check_file
 from porter.check.model import CheckResult, FileCheck, decode_file_check, encode_file_check
 from porter.check.options import CheckOptions, rules_for
 from porter.parallel import NOT_PYTHON
-from porter.sources import HEAD, read_source
+from porter.sources import read_source
 from porter.tree import LORA_DIR, walk
 
 
@@ -23,25 +22,21 @@ def check_tree(src: Path, opts: CheckOptions, exclude: Path | None = None, cache
     rules, _ = rules_for(opts)  # fails here, before any work, when a rule is malformed
     results: list[FileCheck] = []
     tasks: list[Task] = []
-    kinds: dict[str, str] = {}  # file type by path: files that are not Python go to one worker together
     root = str(src)
     for rel in _files(src, exclude):
         try:
-            data, whole = read_source(root, rel)
+            data, kind = read_source(root, rel)
         except OSError as exc:
             results.append(FileCheck(rel, skipped=f"cannot read: {exc.strerror}"))
             continue
-        found = filetypes.handler_for(rel, data[:HEAD]) if whole else None
-        if found is None:
-            continue
-        kinds[rel] = found[0]
-        tasks.append(Task(rel, data, opts))
+        if kind is not None:
+            tasks.append(Task(rel, data, opts, kind))
     cache = ResultCache(cache_dir, encode_file_check, decode_file_check) if cache_dir else None
     context = f"check|{opts.target}|{rules.digest}|{opts.version}|{','.join(opts.select)}|{','.join(opts.ignore)}|{opts.ops_only}"
     keys = [cache_key(t.data, t.rel, context) for t in tasks] if cache else []
     results.extend(cached_map(check_file, tasks, keys, lambda t: len(t.data), opts.jobs, cache, context,
                               keep=lambda r: r.error is None,
-                              bundle=lambda t: None if kinds[t.rel] == "python" else NOT_PYTHON))
+                              bundle=lambda t: None if t.kind == "python" else NOT_PYTHON))
     results.sort(key=lambda r: r.path)
     return CheckResult(src, opts.target, opts.version, tuple(results))
 
