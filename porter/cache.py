@@ -172,6 +172,20 @@ def cached_map(work: Callable[[T], R], tasks: Sequence[T], keys: Sequence[str], 
     return results  # type: ignore[return-value]
 
 
+def cached_texts(cache_dir: Path | None, inputs: bytes, label: str, render: Callable[[], list[str]]) -> list[str]:
+    """`render()`: texts that are a pure function of `inputs` (report pages, LoRA files),
+    or the ones it gave before for the same inputs and porter's own code."""
+    if cache_dir is None:
+        return render()
+    cache = ResultCache(cache_dir, encode=lambda texts: {"texts": texts}, decode=lambda d: d["texts"])
+    key = cache_key(inputs, label, "render")
+    texts = cache.get(key)
+    if not (isinstance(texts, list) and all(isinstance(t, str) for t in texts)):
+        texts = render()
+        cache.put(key, texts)
+    return texts
+
+
 def encode_finding(f: Finding) -> dict:
     d = plain(f)
     if f.edit is not None:

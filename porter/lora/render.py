@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from porter.cache import ResultCache, cache_key
+from porter.cache import cached_texts
 from porter.lora.layout import LLAMAFACTORY, LLMTUNER, detect_layout
 from porter.lora.llamafactory import OVERRIDES, cli_flag, lf_config, yaml_scalar
 from porter.lora.targets import target_facts
@@ -86,16 +86,12 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
         plan.append((f"{LF_DIR}/lora_sft.yaml", "lf_sft.yaml.j2", False))
     if layout in (LLAMAFACTORY, LLMTUNER):
         plan.append((f"{LF_DIR}/run_sft.sh", "lf_run_sft.sh.j2", True))
-    cache = ResultCache(cache_dir, encode=dict, decode=dict) if cache_dir else None
-    key = cache_key(json.dumps([context, plan], sort_keys=True, default=_plain).encode(), "porter_lora", "render")
-    stored = cache.get(key) if cache else None
-    if stored is not None and isinstance(stored.get("texts"), list) and len(stored["texts"]) == len(plan):
-        texts = stored["texts"]
-    else:
+    def render() -> list[str]:
         env = _environment()
-        texts = [env.get_template(name).render(**context) for _, name, _ in plan]
-        if cache is not None:
-            cache.put(key, {"texts": texts})
+        return [env.get_template(name).render(**context) for _, name, _ in plan]
+
+    inputs = json.dumps([context, plan], sort_keys=True, default=_plain).encode()
+    texts = cached_texts(cache_dir, inputs, "porter_lora", render)
     return [RenderedFile(relpath, text, executable) for (relpath, _, executable), text in zip(plan, texts)]
 
 

@@ -11,7 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from porter.cache import ResultCache, cache_key
+from porter.cache import cached_texts
 from porter.reports.json_report import report_text
 
 
@@ -20,18 +20,17 @@ def write_reports(report: dict, patch: bytes, report_dir: Path, cache_dir: Path 
     json_text = report_text(report)
     (report_dir / "changes.patch").write_bytes(patch)
     (report_dir / "report.json").write_text(json_text, encoding="utf-8")
-    cache = ResultCache(cache_dir, encode=dict, decode=dict) if cache_dir else None
     # report.md and report.html never show where OUT is, so a re-run into another OUT (a
     # fresh directory per CI job) still finds them.
     shown = json.dumps({k: v for k, v in report.items() if k != "output"}, sort_keys=True)
-    key = cache_key(hashlib.sha256(patch).hexdigest().encode() + shown.encode(), "porter_report", "render")
-    rendered = cache.get(key) if cache else None
-    if rendered is None or not all(isinstance(rendered.get(k), str) for k in ("md", "html")):
+    inputs = hashlib.sha256(patch).hexdigest().encode() + shown.encode()
+
+    def render() -> list[str]:
         from porter.reports.html import render_html  # jinja2 is loaded only when rendering
         from porter.reports.markdown import render_markdown
 
-        rendered = {"md": render_markdown(report), "html": render_html(report, patch)}
-        if cache is not None:
-            cache.put(key, rendered)
-    (report_dir / "report.md").write_text(rendered["md"], encoding="utf-8")
-    (report_dir / "report.html").write_text(rendered["html"], encoding="utf-8")
+        return [render_markdown(report), render_html(report, patch)]
+
+    md, html = cached_texts(cache_dir, inputs, "porter_report", render)
+    (report_dir / "report.md").write_text(md, encoding="utf-8")
+    (report_dir / "report.html").write_text(html, encoding="utf-8")
