@@ -43,7 +43,13 @@ def test_results_come_back_in_task_order_from_several_processes():
 
 def test_forked_map_works_beside_this_process_until_finish():
     offset = 5
-    job = ForkedMap(lambda x: (x + offset, os.getpid()), list(range(300)), jobs=2)  # any callable
+
+    def work(x: int) -> tuple[int, int]:  # any callable: it is not pickled
+        if os.getpid() == PARENT:
+            time.sleep(0.01)  # slow here, so the worker takes tasks however late it starts
+        return x + offset, os.getpid()
+
+    job = ForkedMap(work, list(range(300)), jobs=2)
     time.sleep(0.05)  # this process does something else; the worker goes on
     results = job.finish()
     assert [r for r, _ in results] == [x + 5 for x in range(300)]
