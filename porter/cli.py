@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from porter import __version__
-from porter.cli_options import cache_options, chosen_cache_dir
+from porter.commands.options import cache_options, chosen_cache_dir
 from porter.rules import TARGETS, RuleError, load_rules
 
 _target = click.option("--target", "-t", type=click.Choice(TARGETS), required=True, help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm).")
@@ -26,9 +26,9 @@ class _LazyGroup(click.Group):
     paid by every CI check, and `porter check` needs neither jinja2 nor the report code."""
 
     lazy = {
-        "check": "porter.commands_check:check",
-        "ops": "porter.commands_check:ops",
-        "report": "porter.commands_report:report",
+        "check": "porter.commands.check:check",
+        "ops": "porter.commands.check:ops",
+        "report": "porter.commands.report:report",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -64,7 +64,7 @@ def convert(src: Path, target: str, version: str | None, out: Path | None, in_pl
             cache_dir: Path | None, no_cache: bool) -> None:
     """Convert the CUDA repository SRC for TARGET."""
     from porter.convert import ConvertOptions, convert as run_convert, patch_bytes
-    from porter.output import DestinationError
+    from porter.engine.output import DestinationError
 
     if in_place and (out or diff_only):
         raise click.UsageError("--in-place cannot be combined with --out or --diff")
@@ -97,7 +97,7 @@ def convert(src: Path, target: str, version: str | None, out: Path | None, in_pl
 
 
 def _check_version(target: str, version: str | None) -> str | None:
-    from porter.optables import ANY_VERSION, available_versions
+    from porter.tables.optables import ANY_VERSION, available_versions
 
     versions = [v for v in available_versions(target) if v != ANY_VERSION]
     if version is None:
@@ -147,7 +147,7 @@ def rules_cmd(code: str | None, target: str | None) -> None:
 def lora_cmd(tree: Path, target: str, deepspeed: bool, out: Path | None) -> None:
     """Render the LoRA training entry point (porter_lora/) for a ported TREE."""
     from porter.lora import render_lora
-    from porter.tree import LORA_DIR
+    from porter.core.tree import LORA_DIR
 
     written = render_lora(tree, out or tree / LORA_DIR, target, deepspeed=deepspeed)
     for path in written:

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from porter.output import TreeWriter, check_destination, default_out
-from porter.tree import LORA_DIR, REPORT_DIR
+from porter.engine.output import TreeWriter, check_destination, default_out
+from porter.core.tree import LORA_DIR, REPORT_DIR
 
 if TYPE_CHECKING:
-    from porter.runner import RunResult
+    from porter.engine.runner import RunResult
 
 
 @dataclass(frozen=True)
@@ -53,17 +53,18 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
     writer = TreeWriter(src, out, background=opts.jobs != 1) if out is not None and not opts.in_place else None
     if writer is not None:
         writer.start_copy(exclude)
-    from porter.cache import ResultCache
+    from porter.engine.cache import ResultCache
     from porter.lora import render_lora
-    from porter.output import write_in_place
+    from porter.engine.output import write_in_place
     from porter.reports.json_report import build_report
     from porter.reports.write import write_reports
-    from porter.rules import load_rules
-    from porter.runner import convert_tree
+    from porter.engine.runner import convert_tree
+    from porter.rules import ActiveRules, Selection, load_rules
 
     rules = load_rules(opts.target)
+    active = ActiveRules(rules, Selection(opts.version, opts.select, opts.ignore))
     cache = ResultCache(opts.cache_dir) if opts.cache_dir else None
-    run = convert_tree(src, rules, opts.version, opts.jobs, opts.select, opts.ignore, exclude, cache)
+    run = convert_tree(src, active, opts.jobs, exclude, cache)
     report = build_report(run, rules, out)
     if out is None:
         return run, report, None

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-import porter.cache
-from porter.cache import ResultCache
-from porter.model import FileResult
+import porter.engine.cache
+from porter.engine.cache import ResultCache
+from porter.core.model import FileResult
 from porter.convert import ConvertOptions, convert
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,10 +76,10 @@ def test_unchanged_rerun_reads_one_pack_and_writes_none(tmp_path, monkeypatch):
         assert not tasks, "a re-run of an unchanged tree computed results"
         return []
 
-    monkeypatch.setattr("porter.cache.map_files", no_work)
+    monkeypatch.setattr("porter.engine.cache.map_files", no_work)
     reads: list[Path] = []
-    real_read = porter.cache._read
-    monkeypatch.setattr(porter.cache, "_read", lambda path, key: reads.append(path) or real_read(path, key))
+    real_read = porter.engine.cache._read
+    monkeypatch.setattr(porter.engine.cache, "_read", lambda path, key: reads.append(path) or real_read(path, key))
     warm_report, warm_files = _run(tmp_path, "warm", cache)
     assert warm_files == cold_files and warm_report == {**cold_report, "output": warm_report["output"]}
     assert [p for p in reads if "packs" in p.parts] == _packs(cache)  # the one pack, and nothing written
@@ -94,7 +94,7 @@ def test_corrupt_pack_is_recomputed_never_trusted(tmp_path, monkeypatch):
     _, again = _run(tmp_path, "again", cache)
     assert again == files
     for pack in _packs(cache):  # the run stored its results afresh, in a pack that verifies
-        porter.cache._read(pack, pack.stem.split("-")[0])
+        porter.engine.cache._read(pack, pack.stem.split("-")[0])
 
 
 def test_old_packs_are_dropped(tmp_path):
@@ -117,8 +117,8 @@ def test_one_changed_file_is_the_only_one_computed(tmp_path, monkeypatch):
     changed = src / "src" / "minitrain" / "trainer.py"
     changed.write_text(changed.read_text() + "\nx = torch.cuda.device_count()\n")
     computed: list[int] = []
-    real = porter.cache.map_files
-    monkeypatch.setattr(porter.cache, "map_files", lambda work, tasks, *a: computed.append(len(tasks)) or real(work, tasks, *a))
+    real = porter.engine.cache.map_files
+    monkeypatch.setattr(porter.engine.cache, "map_files", lambda work, tasks, *a: computed.append(len(tasks)) or real(work, tasks, *a))
     _, report, out = convert(src, ConvertOptions(target="mlu", out=tmp_path / "second", jobs=1, cache_dir=cache))
     assert computed == [1]
     assert "torch.mlu.device_count()" in (out / "src" / "minitrain" / "trainer.py").read_text()
@@ -156,5 +156,5 @@ def test_two_runs_sharing_a_cache_at_once(tmp_path):
 
     assert files("a") == files("b") == files("plain")
     for pack in _packs(cache):
-        porter.cache._read(pack, pack.stem.split("-")[0])
+        porter.engine.cache._read(pack, pack.stem.split("-")[0])
     assert start("again", "--cache-dir", str(cache)).wait() == 0 and files("again") == files("plain")

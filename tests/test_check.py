@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from porter.check.github import escape_data, escape_property
-from porter.commands_check import check, ops
+from porter.commands.check import check, ops
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "check" / "tree"
 LF = Path("/work/lf")
@@ -186,12 +186,12 @@ def test_ops_tells_status_note_version_and_counterpart():
 
 
 def test_internal_error_exits_2(tree, monkeypatch):
-    import porter.check.files as files
+    import porter.engine.pipeline as pipeline
 
     def boom(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(files, "analyze_python", boom)
+    monkeypatch.setattr(pipeline, "find", boom)
     result = run("check", tree, "--target", "mlu", "--exit-zero", "--jobs", "1", "--no-cache")
     assert result.exit_code == 2 and "internal error: RuntimeError: boom" in result.stderr
 
@@ -222,9 +222,10 @@ def test_ci_files_run_porter_check():
 
 
 def test_ops_only_is_what_convert_adds_to_its_report():
-    from porter.check import CheckOptions, check_tree
+    from porter.check import check_tree
+    from porter.rules import Selection
 
-    result = check_tree(TREE, CheckOptions("mlu", "2.4", ops_only=True))
+    result = check_tree(TREE, "mlu", Selection("2.4", kinds=("op-table",)))
     assert {c.finding.rule for c in result.findings} == {"PRT901", "PRT902", "PRT903"}
     counts = result.api_counts()
     assert set(counts) == {"supported", "partial", "unsupported", "unknown"}

@@ -7,13 +7,13 @@ import json
 import pytest
 
 from porter.convert import ConvertOptions, convert
-from porter.filetypes import handler_for
-from porter.rules import load_rules
+from porter.engine.pipeline import convert_bytes
+from porter.engine.registry import type_for
+from porter.rules import ActiveRules, load_rules
 
 
 def _run(name: str, data: bytes, target: str = "mlu"):
-    kind, handler = handler_for(name, data[:256])
-    return kind, handler(name, data, load_rules(target), None, (), ())
+    return convert_bytes(name, data, ActiveRules(load_rules(target)))
 
 
 def _out(name: str, data: bytes, target: str = "mlu") -> bytes:
@@ -107,7 +107,7 @@ def test_non_training_configs_untouched():
 
 
 def test_compose_files_are_not_yaml_configs():
-    kind, _ = handler_for("docker-compose.yml", b"services: {}")
+    kind = type_for("docker-compose.yml", b"services: {}").name
     assert kind != "yaml"
 
 
@@ -119,9 +119,9 @@ def test_deepspeed_json_layout_kept_and_findings_only():
 
 
 def test_shebang_detection():
-    assert handler_for("scripts/launch", b"#!/usr/bin/env bash\necho hi\n")[0] == "shell"
-    assert handler_for("scripts/launch", b"#!/bin/sh\necho hi\n")[0] == "shell"
-    assert handler_for("scripts/launch", b"#!/usr/bin/env python3\nprint(1)\n")[0] == "python"
+    assert type_for("scripts/launch", b"#!/usr/bin/env bash\necho hi\n").name == "shell"
+    assert type_for("scripts/launch", b"#!/bin/sh\necho hi\n").name == "shell"
+    assert type_for("scripts/launch", b"#!/usr/bin/env python3\nprint(1)\n").name == "python"
 
 
 def test_python_snippet_import_goes_after_import_torch():

@@ -120,7 +120,7 @@ def test_report_files_are_consistent(converted):
 
 
 def test_no_cuda_use_left_without_a_finding(converted):
-    from porter.audit import uncovered
+    from porter.python.audit import uncovered
 
     target, src, out, report = converted
     if target == "mlu":

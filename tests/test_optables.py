@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from porter import datafiles
-from porter.optables import available_versions, load_api_table
+from porter.core import datafiles
+from porter.tables.optables import available_versions, load_api_table
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from porter.packages import load_package_table, parse_package_table
+from porter.tables.packages import load_package_table, parse_package_table
 
 TARGETS = ("mlu", "hip")
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")

@@ -13,11 +13,12 @@ import tomllib
 
 import pytest
 
-from porter.filetypes import handler_for
-from porter.kinds import PYTHON_KINDS, requirement_string
-from porter.pyconvert import screen_pattern
-from porter.requirement_policy import OUTCOMES, RequirementPolicy
-from porter.rules import load_rules
+from porter.engine.pipeline import convert_bytes
+from porter.engine.registry import type_for
+from porter.python.kinds import PYTHON_KINDS, requirement_string
+from porter.python.analyze import screen_pattern
+from porter.tables.requirement_policy import OUTCOMES, RequirementPolicy
+from porter.rules import ActiveRules, load_rules
 
 
 @pytest.fixture
@@ -30,8 +31,7 @@ def setup_py_kind(monkeypatch):
 
 
 def convert(rel: str, data: bytes, target: str = "mlu"):
-    kind, handler = handler_for(rel, data[:256])
-    return kind, handler(rel, data, load_rules(target), None, (), ())
+    return convert_bytes(rel, data, ActiveRules(load_rules(target)))
 
 
 @pytest.mark.parametrize(
@@ -53,13 +53,13 @@ def convert(rel: str, data: bytes, target: str = "mlu"):
     ],
 )
 def test_each_file_type_has_its_handler(rel, kind):
-    assert handler_for(rel, b"")[0] == kind
+    assert type_for(rel, b"").name == kind
 
 
 @pytest.mark.parametrize("rel", ["MANIFEST.in", "docs/notes.txt", "data/config.yaml", "Dockerfile.md.txt"])
 def test_other_files_are_not_claimed(rel):
-    found = handler_for(rel, b"")
-    assert found is None or found[0] not in ("requirements", "pyproject", "setup-cfg", "dockerfile", "compose")
+    found = type_for(rel, b"")
+    assert found is None or found.name not in ("requirements", "pyproject", "setup-cfg", "dockerfile", "compose")
 
 
 @pytest.mark.parametrize(

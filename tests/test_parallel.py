@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from porter.parallel import POOL_THRESHOLD, ForkedMap, map_files
+from porter.engine.parallel import POOL_THRESHOLD, ForkedMap, map_files
 
 PARENT = os.getpid()
 SIZE = POOL_THRESHOLD // 50  # every task "weighs" enough that a pool is used

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from porter.commands_report import report as report_cmd
+from porter.commands.report import report as report_cmd
 from porter.convert import ConvertOptions, convert
 from porter.reports.html import render_html, write_html
 from porter.reports.hunks import hunks_from_edits, hunks_from_patch, parse_patch

@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from porter.resolve import ImportMap
+from porter.python.resolve import ImportMap
 
 CASES = [
     ("import torch\nx = torch.cuda.synchronize", "torch.cuda.synchronize"),

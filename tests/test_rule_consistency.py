@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from porter.optables import ApiTable, available_versions, load_api_table
+from porter.tables.optables import ApiTable, available_versions, load_api_table
 from porter.rules import TARGETS, Rule, load_rules
 
 _USABLE = ("supported", "partial")

@@ -7,17 +7,14 @@ import ast
 import pytest
 
 from fixture_cases import discover
-from porter.filetypes import handler_for
-from porter.rules import load_rules
+from porter.engine.pipeline import convert_bytes
+from porter.rules import ActiveRules, load_rules
 
 CASES = discover()
 
 
 def _convert(case, data: bytes):
-    rules = load_rules(case.target)
-    rel = case.path.name
-    kind, handler = handler_for(rel, data[:256])
-    return handler(rel, data, rules, None, (), ())
+    return convert_bytes(case.path.name, data, ActiveRules(load_rules(case.target)))[1]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from porter.commands_check import check
+from porter.commands.check import check
 
 jsonschema = pytest.importorskip("jsonschema")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from porter.wordregex import word_alternation
+from porter.core.wordregex import word_alternation
 
 WORDS = ["cuda", "cudnn", "cupy", "cupyx", "nccl", "fla", "flash_attn", "flash_attention_2", "a", "ab", "abc"]
 PREFIXES = ["NCCL_", "TORCH_NCCL_", "ab_"]

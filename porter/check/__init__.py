@@ -2,7 +2,6 @@
 reported without writing anything (text, JSON, SARIF or GitHub annotations)."""
 
 from porter.check.model import CheckResult, Checked, FileCheck
-from porter.check.options import CheckOptions
-from porter.check.runner import check_tree
+from porter.check.run import check_tree
 
-__all__ = ["CheckOptions", "CheckResult", "Checked", "FileCheck", "check_tree"]
+__all__ = ["CheckResult", "Checked", "FileCheck", "check_tree"]

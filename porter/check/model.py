@@ -12,43 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from porter.model import SEVERITIES, Finding
-from porter.optables import STATUSES
-
-
-def line_hash(line_text: str) -> str:
-    """Hash of a line's text without surrounding whitespace (indentation changes are moves)."""
-    return hashlib.sha256(line_text.strip().encode("utf-8")).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class FileCheck:
-    """One file's findings (with the hash of each finding's line) and the APIs it uses."""
-
-    path: str
-    kind: str = "other"
-    findings: tuple[Finding, ...] = ()
-    line_hashes: tuple[str, ...] = ()
-    apis: tuple[tuple[str, str], ...] = ()  # (api, status), distinct
-    suppressed: int = 0
-    skipped: str | None = None  # why the file could not be read as its kind
-    error: str | None = None  # a porter bug: the check of this file is incomplete
-
-
-def encode_file_check(r: FileCheck) -> dict:
-    """FileCheck as plain data, for the result cache."""
-    from porter.cache import encode_finding
-
-    return {"path": r.path, "kind": r.kind, "findings": [encode_finding(f) for f in r.findings],
-            "line_hashes": list(r.line_hashes), "apis": [list(a) for a in r.apis],
-            "suppressed": r.suppressed, "skipped": r.skipped, "error": r.error}
-
-
-def decode_file_check(d: dict) -> FileCheck:
-    from porter.cache import decode_finding
-
-    return FileCheck(d["path"], d["kind"], tuple(decode_finding(f) for f in d["findings"]), tuple(d["line_hashes"]),
-                     tuple((a, s) for a, s in d["apis"]), d["suppressed"], d["skipped"], d["error"])
+from porter.core.model import SEVERITIES, FileCheck, Finding  # noqa: F401  (FileCheck: re-exported)
+from porter.tables.optables import STATUSES
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from porter.cache import cached_texts
+from porter.engine.cache import cached_texts
 from porter.lora.layout import LLAMAFACTORY, LLMTUNER, detect_layout
 from porter.lora.llamafactory import OVERRIDES, cli_flag, lf_config, yaml_scalar
 from porter.lora.targets import target_facts
@@ -39,7 +39,7 @@ def _environment() -> jinja2.Environment:
     # templates come from the bytecode cache.
     import jinja2
 
-    from porter.templating import environment
+    from porter.core.templating import environment
 
     env = environment(
         "templates/lora",

@@ -17,7 +17,7 @@ import jinja2
 from markupsafe import Markup
 
 from porter.reports.hunks import hunks_from_edits, hunks_from_patch, parse_patch
-from porter.templating import environment
+from porter.core.templating import environment
 from porter.reports.stats import SEVERITY_ORDER, compute_stats, file_rows, needs_review, percent
 
 def _diffs(report: dict, patch: bytes | None) -> list[dict]:

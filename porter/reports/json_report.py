@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from porter import __version__
-from porter.model import SEVERITIES, Finding, plain
+from porter.core.model import SEVERITIES, Finding, plain
 from porter.rules import RuleSet
 
 if TYPE_CHECKING:
-    from porter.runner import RunResult
+    from porter.engine.runner import RunResult
 
 SCHEMA_VERSION = 1
 

@@ -11,7 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from porter.cache import cached_texts
+from porter.engine.cache import cached_texts
 from porter.reports.json_report import report_text
 
 

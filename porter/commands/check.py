@@ -1,0 +1,116 @@
+"""`porter check` and `porter ops`: thin click commands over porter.check and the op tables.
+
+Exit codes (DESIGN.md, as ruff): 0 clean, 1 findings at or above --fail-on, 2 usage or
+internal error; --exit-zero turns 1 into 0, never 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+import click
+
+from porter.commands.options import cache_options, chosen_cache_dir
+from porter.rules import TARGETS, RuleError, Selection
+
+_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@click.command("check")
+@click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--target", "-t", type=click.Choice(TARGETS), required=True, help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm).")
+@click.option("--target-version", "version", default=None, help="torch_mlu line for --target mlu (e.g. 2.1, 2.4); default: the newest.")
+@click.option("--format", "fmt", type=click.Choice(("text", "json", "sarif", "github")), default="text", show_default=True)
+@click.option("--fail-on", type=click.Choice(("error", "warning")), default="error", show_default=True, help="Lowest severity that makes the check fail (exit 1).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the check (usage and internal errors still exit 2).")
+@click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated). On hip, PRT903 (unknown APIs) runs only when named here.")
+@click.option("--ignore", default=None, help="Skip rules whose code starts with one of these (comma-separated).")
+@click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Accept the findings recorded in this file; only new ones are shown and fail.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Record every current finding in this file and exit 0.")
+@click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: all cores).")
+@cache_options
+def check(src: Path, target: str, version: str | None, fmt: str, fail_on: str, exit_zero: bool, select: str | None,
+          ignore: str | None, baseline: Path | None, write_baseline: Path | None, jobs: int | None,
+          cache_dir: Path | None, no_cache: bool) -> None:
+    """Report what porter would change in SRC and the torch APIs TARGET cannot run. Writes nothing."""
+    from porter.check.baseline import BaselineError
+    from porter.cli import _check_version, _codes
+
+    version = _check_version(target, version)
+    selection = Selection(version, _codes(select), _codes(ignore))
+    try:
+        code = _run_check(src, target, selection, jobs, fmt, fail_on, baseline, write_baseline, chosen_cache_dir(cache_dir, no_cache))
+    except (RuleError, BaselineError, OSError) as exc:
+        click.echo(f"porter: error: {exc}", err=True)
+        code = 2
+    except Exception as exc:  # a porter bug: say so, and never let --exit-zero hide it
+        click.echo(f"porter: internal error: {type(exc).__name__}: {exc}", err=True)
+        code = 2
+    sys.exit(0 if code == 1 and exit_zero else code)
+
+
+def _run_check(src: Path, target: str, selection: Selection, jobs: int | None, fmt: str, fail_on: str, baseline: Path | None, write_baseline: Path | None,
+               cache_dir: Path | None) -> int:
+    """Check, print, and return the exit code (before --exit-zero)."""
+    from porter.check.baseline import load_baseline, split_accepted, write_baseline as write
+    from porter.check.formats import RENDERERS
+    from porter.check.shown import Shown, display_root
+    from porter.check.run import check_tree
+    from porter.rules import load_rules
+
+    result = check_tree(src, target, selection, jobs, cache_dir)
+    for file in result.files:
+        if file.skipped:
+            click.echo(f"porter: skipped {file.path}: {file.skipped}", err=True)
+        if file.error:
+            click.echo(f"porter: failed {file.path}: {file.error}", err=True)
+    if write_baseline is not None:
+        count = write(write_baseline, result, result.findings)
+        click.echo(f"porter: wrote {count} finding(s) to the baseline {write_baseline}", err=True)
+        return 0
+    findings, accepted = result.findings, 0
+    if baseline is not None:
+        findings, accepted = split_accepted(findings, load_baseline(baseline, result.target))
+    shown = Shown(result, load_rules(result.target), findings, accepted, display_root(src))
+    click.echo(RENDERERS[fmt](shown), nl=False)
+    if any(file.error for file in result.files):
+        return 2
+    return 1 if any(_RANK[c.finding.severity] >= _RANK[fail_on] for c in findings) else 0
+
+
+@click.command("ops")
+@click.argument("name")
+@click.option("--target", "-t", type=click.Choice(TARGETS), required=True)
+@click.option("--target-version", "version", default=None, help="torch version of the table (mlu: 2.1, 2.4); default: the newest.")
+def ops(name: str, target: str, version: str | None) -> None:
+    """What the support table of TARGET says about the torch API NAME (F.x, nn.X and Tensor.x work too)."""
+    from porter.tables.optables import ANY_VERSION, available_versions, load_api_table
+    from porter.python.opscan import table_label
+
+    api = _qualify(name)
+    try:
+        table = load_api_table(target, version)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--target-version") from exc
+    entry = table.lookup(api)
+    click.echo(f"{api}: {entry.status} in {table_label(table)}")
+    if entry.matched and entry.matched != api:
+        click.echo(f"  matched by: {entry.matched}")
+    if entry.note:
+        click.echo(f"  note: {entry.note}")
+    if entry.counterpart:
+        click.echo(f"  counterpart: {entry.counterpart}")
+    click.echo(f"  source: {entry.source or table.source}")
+    others = [v for v in available_versions(target) if v not in (table.version, ANY_VERSION)]
+    for other in others:
+        e = load_api_table(target, other).lookup(api)
+        click.echo(f"  torch {other}: {e.status}" + (f" ({e.note})" if e.note and e.note != entry.note else ""))
+
+
+_ALIASES = {"F": "torch.nn.functional", "nn": "torch.nn", "Tensor": "torch.Tensor", "th": "torch"}
+
+
+def _qualify(name: str) -> str:
+    """`F.pad` -> `torch.nn.functional.pad`, as the usual import aliases mean."""
+    head, dot, rest = name.partition(".")
+    return f"{_ALIASES[head]}.{rest}" if dot and head in _ALIASES else name

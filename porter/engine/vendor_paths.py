@@ -1,0 +1,35 @@
+"""Kind `vendor-path`: files written for another accelerator (or already for the target).
+
+`examples/ascend/*.yaml`, `requirements/npu.txt`, `docker/docker-rocm/Dockerfile` already
+handle their own device (PATTERNS.md: code that handles other devices must not change).
+A path whose directory names or file-name words include one of the rule's `words` is
+copied unchanged, with one `info` finding saying why, whatever its file type.
+"""
+
+from __future__ import annotations
+
+import re
+
+from porter.core.model import Finding
+from porter.rules import Rule
+
+KIND = "vendor-path"
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def vendor_word(rel: str, rules: list[Rule]) -> tuple[Rule, str] | None:
+    """The rule and the word that mark `rel` as another vendor's file, else None."""
+    parts = rel.lower().split("/")
+    words = set(_WORD.findall(" ".join(parts[:-1]))) | set(_WORD.findall(parts[-1].rsplit(".", 1)[0]))
+    for rule in rules:
+        hit = next((w for w in rule.params["words"] if w in words), None)
+        if hit is not None:
+            return rule, hit
+    return None
+
+
+def kept_finding(rel: str, rule: Rule, word: str) -> Finding:
+    """The one finding of a file kept for another vendor."""
+    return Finding(rule.code, rule.severity, rel, 1, 1, f"kept as it is: a file for another device or vendor ({word!r} in its path)",
+                   rule.suggestion, subject=word)

@@ -1,0 +1,77 @@
+"""What the text-file pipelines share: decoding, findings at spans, and handing them over.
+
+These files are text in UTF-8 (a BOM is kept); anything else, or bytes with NULs, is not
+a file porter can edit safely, so it is reported as skipped and copied unchanged. A
+pipeline returns a `Found` (porter/core/edits.py), which the engine applies or reports.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from porter.core.edits import Comments, Found
+from porter.core.model import Finding, Skipped
+from porter.python.context import span_finding
+from porter.rules import Rule
+from porter.core.textio import LineIndex
+from porter.core.wordregex import word_alternation
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class TextFile:
+    """A decoded file: its text, a line index over it, and whether it had a BOM."""
+
+    path: str
+    text: str
+    index: LineIndex
+    bom: bool
+
+    def encode(self, text: str) -> bytes:
+        data = text.encode("utf-8")
+        return _BOM + data if self.bom else data
+
+    def found(self, findings: list[Finding], verify=None, comments: Comments = "hash") -> Found:
+        """Hand the findings (with their edits) of this file to the engine."""
+        return Found(self.text, findings, self.encode, comments, verify, self.index)
+
+    def finding(self, rule: Rule, span: tuple[int, int], message: str | None = None, *,
+                replacement: str | None = None, suggestion: str | None = None,
+                subject: str | None = None, severity: str | None = None) -> Finding:
+        """A finding of `rule` at a character span; with an edit of that span when `replacement` is set."""
+        return span_finding(rule, self.path, self.index, span, message, replacement=replacement,
+                            suggestion=suggestion, subject=subject, severity=severity)
+
+
+def decode_text(path: str, data: bytes, what: str) -> TextFile | str:
+    """The decoded file, or the reason (a sentence) why it is not text porter can edit."""
+    if b"\0" in data:
+        return f"binary content in a file named like {what}; copied unchanged"
+    bom = data.startswith(_BOM)
+    try:
+        text = data[len(_BOM):].decode("utf-8") if bom else data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 text (byte {exc.start}: {exc.reason}); copied unchanged"
+    return TextFile(path, text, LineIndex(text), bom)
+
+
+def open_text(path: str, data: bytes, what: str, screen: re.Pattern[bytes] | None = None) -> TextFile | Skipped | None:
+    """The decoded file; `Skipped` when it is not text porter can edit; None when `screen`
+    is given and finds none of its words in the bytes (before decoding: data files named
+    like configs are large, and most hold none)."""
+    if screen is not None and b"\0" not in data and not screen.search(data):
+        return None
+    file = decode_text(path, data, what)
+    if isinstance(file, str):
+        return Skipped(file)
+    return file
+
+
+def words_screen(words: set[str], before: str = "") -> re.Pattern[bytes]:
+    """A bytes screen for any of `words` (each may go on: `bf16` finds `bf16_full_eval`),
+    each after `before`; with no words, one that never matches (no rule is active)."""
+    if not words:
+        return re.compile(rb"(?!)")
+    return re.compile((re.escape(before) + word_alternation([], prefixes=words)).encode())

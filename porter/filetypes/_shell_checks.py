@@ -1,0 +1,164 @@
+"""The shell rule kinds: environment variables, commands, launcher flags and environment setup.
+
+Every check reads the tree-sitter syntax tree, so comments, `echo` text and heredoc bodies
+are never matched. Findings come in the coordinates of the text that was parsed; notebooks
+parse their `!` lines on their own and map them back themselves.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterator
+
+from tree_sitter import Node
+
+from porter.filetypes._common import TextFile
+from porter.filetypes._config_rules import hit_message, match_pairs
+from porter.filetypes._configtree import Scalar
+from porter.filetypes._shell_syntax import Script, Word, command_words, identities
+from porter.python.kinds.env_var import renamed_variable, rule_for_name  # the same rename table as the Python rule
+from porter.core.model import Finding
+from porter.rules import ActiveRules, Rule
+
+
+# Commands whose `--key value` flags are training arguments (HF Trainer / LLaMA-Factory fields).
+TRAINERS = frozenset({"python", "torchrun", "deepspeed", "accelerate launch", "llamafactory-cli", "lmf"})
+_DOTLIST = frozenset({"llamafactory-cli", "lmf"})  # also take `key=value` words (OmegaConf)
+_SETTING = ("variable_assignment", "declaration_command", "unset_command")
+
+
+def env_findings(file: TextFile, script: Script, rules: list[Rule], ruleset: ActiveRules) -> Iterator[Finding]:
+    """Renames (or reports) environment variables where they are set, unset or expanded."""
+    sources = [(rule, ruleset.by_code(rule.params["from_rule"])) for rule in rules]
+    sources = [(rule, src) for rule, src in sources if src is not None]
+    spans: list[tuple[int, int, str, bool]] = []  # start, end, name, is it where the name is set
+    for node in script.nodes("variable_name"):
+        start, end = script.span(node)
+        spans.append((start, end, file.text[start:end], node.parent is not None and node.parent.type in _SETTING))
+    for command in script.nodes("command"):  # `env NAME=value cmd`: names set for cmd
+        name = _name_word(command)
+        if name is None or name.text.decode("utf-8", "replace").rsplit("/", 1)[-1] != "env":
+            continue
+        for arg in command.children_by_field_name("argument"):
+            key, eq, _ = arg.text.decode("utf-8", "replace").partition("=")
+            if arg.type == "word" and eq and key.isidentifier():
+                start = script.span(arg)[0]
+                spans.append((start, start + len(key), key, True))
+            elif not key.startswith("-"):
+                break  # the command env runs; its own words are not env's
+    for start, end, name, is_set in spans:
+        for rule, src in sources:
+            if rule_for_name(name, [src]) is None:
+                continue
+            new = renamed_variable(name, src)
+            if new is not None:
+                yield file.finding(rule, (start, end), f"{name} -> {new}", replacement=new, subject=name)
+            elif is_set:
+                summary = rule.message or rule.summary
+                yield file.finding(rule, (start, end), summary if name in summary else f"{name}: {summary}", subject=name)
+            break
+
+
+def _name_word(command: Node) -> Node | None:
+    name = command.child_by_field_name("name")
+    return name.children[0] if name is not None and name.children else name
+
+
+def command_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterator[Finding]:
+    """Calls of listed commands (`nvidia-smi ...`), also as arguments of `probes` (`which nvidia-smi`)."""
+    for command in script.nodes("command"):
+        words = command_words(command)
+        if not words or words[0].value is None:
+            continue
+        name = words[0].value.rsplit("/", 1)[-1]
+        for rule in rules:
+            if name in rule.params["commands"]:
+                yield file.finding(rule, script.span(words[0].node), subject=name)
+            elif name in rule.params.get("probes", ()):
+                for word in words[1:]:  # `which nvidia-smi`, `watch -n 1 nvidia-smi`
+                    if word.value is not None and word.value.rsplit("/", 1)[-1] in rule.params["commands"]:
+                        yield file.finding(rule, script.span(word.node), subject=word.value)
+
+
+def _flag_values(words: list[Word], flags: set[str]) -> Iterator[tuple[Word, Word | None, str]]:
+    """(flag word, value word or None, value text) for each listed flag among the words."""
+    for i, word in enumerate(words):
+        if word.value is None or not word.value.startswith("-"):
+            continue
+        name, eq, inline = word.value.partition("=")
+        if name not in flags:
+            continue
+        if eq:
+            yield word, None, inline
+        elif i + 1 < len(words) and words[i + 1].value is not None and not words[i + 1].value.startswith("-"):
+            yield word, words[i + 1], words[i + 1].value
+        else:
+            yield word, None, ""
+
+
+def launcher_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterator[Finding]:
+    """Launcher flags that select devices in CUDA's terms (`deepspeed --include`, `torchrun --nproc_per_node gpu`)."""
+    for command in script.nodes("command"):
+        words = command_words(command)
+        names = identities(words)
+        for rule in rules:
+            if not names & set(rule.params["launchers"]):
+                continue
+            for flag, _, value in _flag_values(words, set(rule.params["flags"])):
+                wanted = rule.params.get("values")
+                if wanted is None or any(fnmatch.fnmatchcase(value, w) for w in wanted):
+                    shown = f"{flag.value.partition('=')[0]} {value}".strip()
+                    yield file.finding(rule, script.span(flag.node), f"{shown}: {rule.message or rule.summary}", subject=shown)
+
+
+def _typed(text: str) -> object:
+    if text in ("true", "True"):
+        return True
+    if text in ("false", "False"):
+        return False
+    return int(text) if text.isdigit() else text
+
+
+def training_flag_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterator[Finding]:
+    """Training-config rules (`config-key` with cli = true) applied to `--key value` flags."""
+    for command in script.nodes("command"):
+        words = command_words(command)
+        names = identities(words)
+        if not names & TRAINERS:
+            continue
+        pairs = []
+        for i, word in enumerate(words[1:], 1):
+            if word.value is None:
+                continue
+            start, _ = script.span(word.node)
+            inner = start + (1 if word.quote else 0)
+            body = word.value.lstrip("-")
+            key, eq, value = body.partition("=")
+            if word.value.startswith("--") and eq:
+                at = inner + len(word.value) - len(value)
+                pairs.append(((key.replace("-", "_"),), Scalar(_typed(value), at, at + len(value), "")))
+            elif word.value.startswith("--"):
+                nxt = words[i + 1] if i + 1 < len(words) else None
+                if nxt is not None and nxt.value is not None and not nxt.value.startswith("-"):
+                    vs, ve = script.span(nxt.node)
+                    pairs.append(((body.replace("-", "_"),), Scalar(_typed(nxt.value), vs, ve, nxt.quote)))
+                else:
+                    pairs.append(((body.replace("-", "_"),), Scalar(True, *script.span(word.node), "flag")))
+            elif eq and names & _DOTLIST and key.isidentifier():
+                at = inner + len(key) + 1
+                pairs.append(((key,), Scalar(_typed(value), at, at + len(value), "")))
+        for hit in match_pairs(pairs, "training", rules):
+            yield file.finding(hit.rule, (hit.value.start, hit.value.end), hit_message(hit),
+                               replacement=hit.replacement, subject=hit.key)
+
+
+def setup_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterator[Finding]:
+    """One finding at the first launch of a script that does not set up the vendor environment."""
+    for rule in rules:
+        if any(marker in file.text for marker in rule.params["markers"]):
+            continue
+        for command in script.nodes("command"):
+            words = command_words(command)
+            if identities(words) & set(rule.params["launchers"]):
+                yield file.finding(rule, script.span(words[0].node))
+                break

@@ -1,0 +1,55 @@
+"""JSON configs: DeepSpeed configs (precision blocks, offload) and JSON training arguments.
+
+A file is a DeepSpeed config when its top-level object has DeepSpeed's own keys
+(`zero_optimization`, `train_micro_batch_size_per_gpu`, ...); a training config when it has
+trainer keys. Every other JSON file (data,
+tokenizers, model configs) is left alone without being parsed by porter's scanner.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+
+from porter.core.edits import Found
+from porter.core.model import Skipped
+from porter.filetypes._common import TextFile, open_text, words_screen
+from porter.filetypes._config_rules import hit_message, match_tree, screen_words
+from porter.filetypes._jsontree import JsonError, parse_json
+from porter.rules import ActiveRules, RuleSet
+
+KIND = "json"
+
+
+def is_json_config(rel: str, head: bytes) -> bool:
+    return rel.lower().endswith(".json")
+
+
+@lru_cache(maxsize=None)
+def _screen(rules: RuleSet) -> re.Pattern[bytes]:
+    return words_screen(screen_words(rules.of_kind("config-key")), before='"')
+
+
+def find_json(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
+    """Findings and value edits for one JSON file. Never raises for bad input."""
+    file = open_text(path, data, "JSON", _screen(rules.ruleset))
+    if not isinstance(file, TextFile):
+        return file
+    try:
+        top = json.loads(file.text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+        return Skipped(f"invalid JSON: {getattr(exc, 'msg', exc)}{where}; copied unchanged")
+    if not isinstance(top, dict):  # data (a list of records) or a bare value: never a config
+        return None
+    try:
+        root = parse_json(file.text)
+    except JsonError as exc:
+        return Skipped(f"invalid JSON: {exc}; copied unchanged")
+    active = rules.of_kind("config-key")
+    findings = [
+        file.finding(hit.rule, (hit.value.start, hit.value.end), hit_message(hit), replacement=hit.replacement, subject=hit.key)
+        for hit in match_tree(root, active)
+    ]
+    return file.found(findings, comments="none")  # JSON has no comments

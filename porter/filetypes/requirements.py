@@ -1,0 +1,167 @@
+"""pip requirements files: `requirements*.txt`, `requirements/*.txt`, `*requirements*.in`, constraints.
+
+Each logical line (pip joins `\\`-continued lines) is a requirement, an option or a comment.
+Requirements go through the shared requirement policy (porter/requirement_policy.py);
+index options (`-i`, `--extra-index-url`, `-f`) are checked for CUDA wheel indexes;
+`-r`/`-c`/`-e` lines and comments are left alone. A dropped requirement is commented out
+with porter's code and reason, so the line stays visible and recoverable.
+
+Also here: `text_found`, the pipeline the packaging and container file types share (on
+top of porter/filetypes/_common.py): a file that is not what its name says is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from porter.core.edits import Found
+from porter.core.model import Finding, Skipped
+from porter.filetypes._common import TextFile, open_text
+from porter.rules import ActiveRules
+from porter.tables.requirement_policy import RequirementPolicy, Verdict, requirement_findings
+from porter.core.textio import LineIndex
+
+# pip's own comment rule: `#` at the start of a line or after whitespace.
+_COMMENT = re.compile(r"(^|\s+)#.*$")
+_URL_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
+# pip options that take a value (requirements files and `pip install` share the syntax).
+_VALUE_OPTIONS = _URL_OPTIONS | {
+    "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-t", "--target", "--prefix", "--root",
+    "--trusted-host", "-C", "--config-settings", "--platform", "--python-version", "--implementation", "--abi",
+    "--src", "--upgrade-strategy", "--cache-dir", "--log", "--proxy", "--retries", "--timeout", "--no-binary",
+    "--only-binary", "--progress-bar", "--exists-action", "--cert", "--client-cert", "--global-option",
+}
+_OPTION_START = re.compile(r"\s+(?=--?[A-Za-z])")
+# A URL or a local path (`.`, `./wheels/x.whl`, `/abs`): pip installs it as it is.
+_LOCATION = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|file:|\.|/|~)", re.IGNORECASE)
+
+
+class BrokenFile(ValueError):
+    """The file is not what its name says (invalid TOML, broken YAML): copied, reported."""
+
+
+def text_found(path: str, data: bytes, kind: str, find: Callable[[str], list[Finding]],
+               verify: Callable[[str], None] | None = None) -> Found | Skipped | None:
+    """Decode the text and run `find` on it (porter/filetypes/_common.py).
+
+    Never raises for bad input: binary or undecodable data and a `BrokenFile` from `find`
+    give `Skipped` (the file is copied as it is). `verify` may raise BrokenFile on the new
+    text, which then leaves the file unchanged and says why.
+    """
+    file = open_text(path, data, f"a {kind} file")
+    if not isinstance(file, TextFile):
+        return file
+    try:
+        findings = find(file.text)
+    except BrokenFile as exc:
+        return Skipped(f"{exc}; copied unchanged")
+    return file.found(findings, _problem_of(verify) if verify else None)
+
+
+def _problem_of(verify: Callable[[str], None]) -> Callable[[str], str | None]:
+    """`verify` (raises BrokenFile) as the engine's check (returns the problem)."""
+    def problem(text: str) -> str | None:
+        try:
+            verify(text)
+        except BrokenFile as exc:
+            return str(exc)
+        return None
+    return problem
+
+
+def logical_lines(index: LineIndex) -> list[tuple[int, int, str]]:
+    """(first line, last line, content of the first line without comment) for each logical line."""
+    out = []
+    number, total = 1, len(index.starts)
+    while number <= total:
+        first = number
+        line = index.line_text(number)
+        # pip: a comment line never continues, whatever it ends with.
+        while line.endswith("\\") and not line.lstrip().startswith("#") and number < total:
+            number += 1
+            line = index.line_text(number)
+        content = index.line_text(first)
+        if number > first:
+            content = content[:-1]
+        out.append((first, number, _COMMENT.sub("", content)))
+        number += 1
+    return out
+
+
+def requirement_lines_findings(policy: RequirementPolicy, path: str, index: LineIndex) -> list[Finding]:
+    """Findings for every logical line of a requirements file."""
+    findings: list[Finding] = []
+    for first, last, content in logical_lines(index):
+        stripped = content.strip()
+        if not stripped:
+            continue
+        start = index.starts[first - 1] + len(content) - len(content.lstrip())
+        if stripped.startswith("-"):  # -r / -c / -e are kept; index options are checked
+            verdicts = [v for _, found in pip_argument_verdicts(policy, stripped.split()) for v in found]
+            findings += requirement_findings(policy, path, index, start, start + len(stripped), None, verdicts)
+        elif _LOCATION.match(stripped):
+            verdicts = argument_verdicts(policy, stripped)
+            findings += requirement_findings(policy, path, index, start, start + len(stripped), (first, last), verdicts)
+        else:
+            requirement = _OPTION_START.split(stripped, maxsplit=1)[0]
+            findings += requirement_findings(policy, path, index, start, start + len(requirement), (first, last))
+    return findings
+
+
+def argument_verdicts(policy: RequirementPolicy, spec: str) -> list[Verdict]:
+    """Verdicts (never editable in place) on what pip installs: a wheel, a URL, a path, a requirement."""
+    if spec.split("#", 1)[0].endswith(".whl"):
+        return policy.review_wheel(spec)
+    if _LOCATION.match(spec):
+        return policy.review_url(spec) if "://" in spec else []  # the project itself, a local folder
+    return policy.review(spec, editable=False)
+
+
+def pip_argument_verdicts(policy: RequirementPolicy, words: list[str],
+                          resolve: Callable[[str], str | None] = lambda w: w) -> list[tuple[str, list[Verdict]]]:
+    """(word as written, verdicts) for pip's arguments: index URLs and what is installed.
+
+    `resolve` expands variables (a Dockerfile's ARG defaults); a word it cannot resolve
+    is skipped. Requirement files named by -r/-c are converted as files of their own.
+    """
+    out = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        option, eq, value = word.partition("=")
+        if word.startswith("-"):
+            if option in _VALUE_OPTIONS and not eq:
+                i += 1
+                value = words[i] if i < len(words) else ""
+            resolved = resolve(value) if option in _URL_OPTIONS and value else None
+            if resolved:
+                out.append((value, policy.review_url(resolved)))
+        else:
+            resolved = resolve(word)
+            if resolved:
+                out.append((word, argument_verdicts(policy, resolved)))
+        i += 1
+    return out
+
+
+def is_requirements_file(rel: str, head: bytes) -> bool:
+    """requirements*.txt / *.in anywhere, constraints*.txt, any .txt/.in under a requirements/ folder.
+
+    Fixtures are named `<case>.requirements.txt`, which the first test covers.
+    """
+    parts = rel.replace("\\", "/").split("/")
+    name = parts[-1].lower()
+    if not name.endswith((".txt", ".in")):
+        return False
+    if "requirements" in name or name.startswith("constraints"):
+        return True
+    return len(parts) > 1 and parts[-2].lower() in ("requirements", "reqs", "requirements.d")
+
+
+def find_requirements(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
+    """Findings (with edits) for one requirements file (never raises for bad input)."""
+    policy = RequirementPolicy.build(rules.rules)
+    if policy is None:
+        return None
+    return text_found(path, data, "requirements", lambda text: requirement_lines_findings(policy, path, LineIndex(text)))

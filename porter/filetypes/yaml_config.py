@@ -1,0 +1,50 @@
+"""YAML configs: training configs (LLaMA-Factory style), accelerate configs.
+
+Each document is identified by its top-level keys (porter/files/_config_rules.py); only
+training and accelerate configs are looked at, everything else (CI workflows, data cards,
+compose files, which porter/files/compose.py owns) is left alone. Edits replace single scalars
+in the original text, so comments, order and quoting survive byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from porter.core.edits import Found
+from porter.core.model import Skipped
+from porter.filetypes._common import TextFile, open_text, words_screen
+from porter.filetypes._config_rules import hit_message, match_tree, screen_words
+from porter.filetypes.compose import is_compose  # compose files are compose.py's
+from porter.rules import ActiveRules, RuleSet
+
+KIND = "yaml"
+
+
+def is_yaml_config(rel: str, head: bytes) -> bool:
+    return rel.lower().endswith((".yaml", ".yml")) and not is_compose(rel, head)
+
+
+@lru_cache(maxsize=None)
+def _screen(rules: RuleSet) -> re.Pattern[bytes]:
+    return words_screen(screen_words(rules.of_kind("config-key")))
+
+
+def find_yaml(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
+    """Findings and scalar edits for one YAML file. Never raises for bad input."""
+    file = open_text(path, data, "YAML", _screen(rules.ruleset))
+    if not isinstance(file, TextFile):
+        return file
+    from porter.filetypes._yamltree import YamlError, parse_yaml  # the YAML library loads only when needed
+
+    try:
+        docs = parse_yaml(file.text)
+    except YamlError as exc:
+        return Skipped(f"invalid YAML: {exc}; copied unchanged")
+    active = rules.of_kind("config-key")
+    findings = []
+    for doc in docs:
+        for hit in match_tree(doc, active):
+            span = (hit.value.start, hit.value.end)
+            findings.append(file.finding(hit.rule, span, hit_message(hit), replacement=hit.replacement, subject=hit.key))
+    return file.found(findings)

@@ -1,0 +1,121 @@
+"""The Python pipeline: screen, parse once, run the rule kinds and the op scan on one tree.
+
+`find_python` is a pure function of (path, bytes, active rules): it returns what it found
+(a `Found`, porter/core/edits.py) and the engine applies it (`convert`) or reports it
+(`check`). Suppression comments are honoured before the finalizing kinds run, so a
+suppressed edit neither happens nor brings in `import torch_mlu`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from dataclasses import replace
+from functools import lru_cache
+
+from porter.core.edits import Found
+from porter.core.model import Finding, Skipped
+from porter.core.suppress import split_suppressed, suppressions
+from porter.core.textio import decode_python, encode_python
+from porter.core.wordregex import word_alternation
+from porter.python.context import FileContext
+from porter.python.kinds import PYTHON_KINDS
+from porter.python.opscan import KIND as OP_KIND, api_uses, check as op_check
+from porter.rules import ActiveRules, RuleSet
+from porter.tables.optables import load_api_table
+
+
+@lru_cache(maxsize=None)
+def screen_pattern(rules: RuleSet) -> re.Pattern[str]:
+    """A regex that matches every file any Python rule could fire on (and some more)."""
+    words: set[str] = set()
+    for kind_name, module in PYTHON_KINDS.items():
+        kind_rules = rules.of_kind(kind_name)
+        if kind_rules:
+            words |= module.screen_words(kind_rules)
+    words.discard("")
+    # Whole words (`cuda` but not `use_cuda_amp`); a word ending in "_" is a prefix (`NCCL_`).
+    whole = [w for w in words if not w.endswith("_")]
+    return re.compile(r"\b" + word_alternation(whole, prefixes=[w for w in words if w.endswith("_")]))
+
+
+def rule_findings(ctx: FileContext, rules: ActiveRules, suppressed: dict[int, frozenset[str]]) -> list[Finding]:
+    """The findings (with edits) of the Python rule kinds for one parsed file.
+
+    Findings a suppression comment accepts are dropped before the finalizing kinds run
+    (device guards, import insertion), which decide on the edits that remain.
+    """
+    findings: list[Finding] = []
+    for kind_name, module in PYTHON_KINDS.items():
+        kind_rules = rules.of_kind(kind_name)
+        if kind_rules and hasattr(module, "check"):
+            findings.extend(module.check(ctx, kind_rules))
+    if suppressed:
+        findings, _ = split_suppressed(findings, suppressed)
+    for kind_name, module in PYTHON_KINDS.items():
+        kind_rules = rules.of_kind(kind_name)
+        if kind_rules and hasattr(module, "finalize"):
+            findings = module.finalize(ctx, kind_rules, findings)
+    return findings
+
+
+def find_python(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
+    """Decode, screen, parse once and run the rule kinds and the op scan on one tree.
+
+    None when the file cannot produce anything (no rule word and, with op rules active,
+    no mention of torch): then it is not even parsed.
+    """
+    try:
+        decoded = decode_python(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        return Skipped(f"cannot decode: {exc}")
+    text = decoded.text
+    op_rules = rules.of_kind(OP_KIND)
+    rule_words = screen_pattern(rules.ruleset).search(text) is not None
+    ops = bool(op_rules) and "torch" in text
+    if not rule_words and not ops:
+        return None
+    try:
+        tree = parse(text, path)
+    except (SyntaxError, ValueError) as exc:
+        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+        return Skipped(f"does not parse as Python 3: {getattr(exc, 'msg', exc)}{where}")
+    ctx = FileContext.build(path, text, tree, rules.target, rules.version)
+    findings = rule_findings(ctx, rules, suppressions(text, "python")) if rule_words else []
+    apis: tuple[tuple[str, str], ...] = ()
+    if ops:
+        table = load_api_table(rules.target, rules.version)
+        uses = api_uses(ctx, table)
+        findings += _rewritten_as_info(ctx, op_check(ctx, op_rules, table, uses), findings)
+        apis = tuple(sorted({(u.entry.api, u.entry.status) for u in uses}))
+    return Found(text, findings, lambda new: encode_python(decoded, new), "python",
+                 lambda new: parse_problem(new, path), ctx.index, apis)
+
+
+def _rewritten_as_info(ctx: FileContext, op_findings: list[Finding], findings: list[Finding]) -> list[Finding]:
+    """An API use that a rule rewrites (`.cuda()`, `torch.backends.cuda...`) stays reported,
+    for its table note, but as `info`: the rule's edit already deals with the CUDA name."""
+    edited = [(ctx.index.line_col(f.edit.start), ctx.index.line_col(f.edit.end)) for f in findings if f.edit]
+    out = []
+    for f in op_findings:
+        start, end = (f.line, f.col), (f.end_line or f.line, f.end_col or f.col)
+        if any(a < end and start < b or a == start for a, b in edited):
+            f = replace(f, severity="info", message=f"{f.message} (porter rewrites this use)")
+        out.append(f)
+    return out
+
+
+def parse(text: str, path: str) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escape sequences in user code are not ours to report
+        return ast.parse(text, filename=path)
+
+
+def parse_problem(text: str, path: str) -> str | None:
+    """Why `text` is not Python 3 (the verify step of every Python edit), or None."""
+    try:
+        parse(text, path)
+    except (SyntaxError, ValueError) as exc:
+        return f"does not parse: {getattr(exc, 'msg', exc)}, line {getattr(exc, 'lineno', '?')}"
+    return None

@@ -1,0 +1,69 @@
+"""Which names each scope of a file binds, and to what: the raw material for receiver reading.
+
+A scope is a function, a lambda or the module. One pass over the binding statements the
+file context already grouped by type, each placed in its scope by climbing parents, so
+no scope is walked again. Comprehension variables are counted in the enclosing scope,
+which can only make a same-named variable less certain, never wrong.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from porter.python.context import FileContext
+
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_UNFOLLOWED = (ast.For, ast.AsyncFor, ast.comprehension, ast.withitem)
+
+# scope id -> name -> what each binding assigns: an expression, an ast.arg, an AnnAssign,
+# or None for a binding the reading cannot follow (loops, with, unpacking, def, class).
+Bindings = dict[int, dict[str, list]]
+
+
+def enclosing_scope(ctx: FileContext, node: ast.AST) -> ast.AST:
+    """The function, lambda or module whose scope `node` is evaluated in."""
+    parent = ctx.parents.get(node)
+    while parent is not None and not isinstance(parent, SCOPES):
+        parent = ctx.parents.get(parent)
+    return parent or ctx.tree
+
+
+def file_bindings(ctx: FileContext) -> Bindings:
+    """Every binding of the file, by scope."""
+    out: Bindings = {}
+    for fn in ctx.nodes(*_FUNCTIONS):
+        a = fn.args
+        names = out.setdefault(id(fn), {})
+        for arg in a.posonlyargs + a.args + a.kwonlyargs:
+            names.setdefault(arg.arg, []).append(arg)
+        for arg in (a.vararg, a.kwarg):
+            if arg is not None:
+                names.setdefault(arg.arg, []).append(None)
+    for node in ctx.nodes(ast.Assign, ast.AnnAssign, ast.NamedExpr, *_UNFOLLOWED,
+                          ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        names = out.setdefault(id(enclosing_scope(ctx, node)), {})
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                _bind(names, target, node.value)
+        elif isinstance(node, ast.AnnAssign):
+            if isinstance(node.target, ast.Name):
+                names.setdefault(node.target.id, []).append(node)
+        elif isinstance(node, ast.NamedExpr):
+            _bind(names, node.target, node.value)
+        elif isinstance(node, ast.withitem):
+            if node.optional_vars is not None:
+                _bind(names, node.optional_vars, None)
+        elif isinstance(node, _UNFOLLOWED):
+            _bind(names, node.target, None)
+        else:
+            names.setdefault(node.name, []).append(None)
+    return out
+
+
+def _bind(names: dict[str, list], target: ast.AST, value: ast.AST | None) -> None:
+    if isinstance(target, ast.Name):
+        names.setdefault(target.id, []).append(value)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            _bind(names, element.value if isinstance(element, ast.Starred) else element, None)

@@ -1,0 +1,180 @@
+"""What the Python rule kinds see of one file, built in one walk of its `ast`.
+
+The walk records each node's parent, groups nodes by type for the kinds, and notes which
+string constants are docstrings, so no kind has to walk the tree again.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from porter.core.model import Edit, Finding
+from porter.python.resolve import ImportMap
+from porter.rules import Rule
+from porter.core.textio import LineIndex
+
+_DOC_OWNERS = frozenset({ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef})
+# Fields that never hold a node. `ctx` (Load/Store) holds shared singletons no kind needs.
+_LEAF_FIELDS = frozenset({"id", "ctx", "attr", "arg", "name", "module", "level", "kind", "type_comment",
+                          "conversion", "is_async", "asname", "n", "s", "simple", "tag"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    fields = tuple(f for f in cls._fields if f not in _LEAF_FIELDS and not (cls is ast.Constant and f == "value"))
+    _CHILD_FIELDS[cls] = fields
+    return fields
+
+
+@dataclass
+class FileContext:
+    path: str
+    text: str
+    tree: ast.Module
+    index: LineIndex
+    imports: ImportMap
+    parents: dict[ast.AST, ast.AST]
+    by_type: dict[type, list[ast.AST]]
+    docstrings: set[int]  # ids of Constant nodes that are docstrings
+    target: str
+    version: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, path: str, text: str, tree: ast.Module, target: str, version: str | None = None) -> FileContext:
+        parents: dict[ast.AST, ast.AST] = {}
+        by_type: dict[type, list[ast.AST]] = defaultdict(list)
+        docstrings: set[int] = set()
+        # A hand-rolled walk over only the fields that can hold nodes (see _child_fields):
+        # ast.iter_child_nodes costs a generator and a getattr per field, and this is the
+        # hot loop of every parsed file.
+        AST = ast.AST
+        stack: list[ast.AST] = [tree]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node = pop()
+            node_type = type(node)
+            by_type[node_type].append(node)
+            fields = _CHILD_FIELDS.get(node_type)
+            if fields is None:
+                fields = _child_fields(node_type)
+            if node_type in _DOC_OWNERS and node.body:
+                first = node.body[0]
+                if type(first) is ast.Expr and type(first.value) is ast.Constant and isinstance(first.value.value, str):
+                    docstrings.add(id(first.value))
+            for name in fields:
+                value = getattr(node, name)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, AST):
+                            parents[item] = node
+                            push(item)
+                elif isinstance(value, AST):
+                    parents[value] = node
+                    push(value)
+        imports = ImportMap.from_nodes(
+            by_type.get(ast.Import, []) + by_type.get(ast.ImportFrom, []), tree.body
+        )
+        return cls(path, text, tree, LineIndex(text), imports, parents, by_type, docstrings, target, version)
+
+    @cached_property
+    def import_chains(self) -> list[tuple[ast.AST, str]]:
+        """Every use of an imported name: the outermost node of each Name/Attribute chain
+        rooted at one (`torch.cuda.synchronize` of `torch.cuda.synchronize()`), with the
+        qualified name it resolves to, in source order.
+
+        Built from the Name nodes whose identifier an import binds, climbing to the end of
+        their chains: most names in a file are locals, so this skips nearly every node.
+        Every kind that looks for qualified names reads this one list.
+        """
+        bindings, parents = self.imports.bindings, self.parents
+        Attribute = ast.Attribute
+        chains: list[tuple[ast.AST, str]] = []
+        for name in self.by_type.get(ast.Name, ()):
+            base = bindings.get(name.id)
+            if base is None:
+                continue
+            node, parts = name, [base]
+            parent = parents.get(node)
+            while type(parent) is Attribute and parent.value is node:
+                parts.append(parent.attr)
+                node, parent = parent, parents.get(parent)
+            if node is name and type(name.ctx) is not ast.Load:
+                continue  # `torch = None` rebinds the name; it is not a use
+            chains.append((node, ".".join(parts)))
+        chains.sort(key=lambda c: (c[0].lineno, c[0].col_offset))
+        return chains
+
+    def nodes(self, *types: type) -> list[ast.AST]:
+        out: list[ast.AST] = []
+        for t in types:
+            out.extend(self.by_type.get(t, ()))
+        return out
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        return self.index.node_span(node)
+
+    def is_docstring(self, node: ast.AST) -> bool:
+        return id(node) in self.docstrings
+
+    def is_bare_string_statement(self, node: ast.AST) -> bool:
+        """A string constant that is a whole statement: a docstring or a comment-like string."""
+        return isinstance(self.parents.get(node), ast.Expr)
+
+    def finding(
+        self,
+        rule: Rule,
+        node_or_span,
+        message: str | None = None,
+        *,
+        replacement: str | None = None,
+        edit_span: tuple[int, int] | None = None,
+        suggestion: str | None = None,
+        subject: str | None = None,
+        severity: str | None = None,
+        expect_old: str | None = None,
+    ) -> Finding:
+        """A finding at a node (or a (start, end) span); with an edit when `replacement` is given.
+
+        With `expect_old`, the edit is only made if the span really holds that text: a
+        safety net against wrong positions (the ast's positions inside f-strings vary by
+        Python version); otherwise the finding asks for a manual change.
+        """
+        start, end = node_or_span if isinstance(node_or_span, tuple) else self.span(node_or_span)
+        if replacement is not None and expect_old is not None and self.text[start:end] != expect_old:
+            replacement = None
+            message = f"{message or rule.summary} (porter could not locate the text safely; change it by hand)"
+            severity = "warning"
+        edit_span = edit_span or (start, end)
+        return span_finding(rule, self.path, self.index, (start, end), message, replacement=replacement,
+                            edit_span=edit_span, suggestion=suggestion, subject=subject, severity=severity)
+
+
+def span_finding(rule: Rule, path: str, index: LineIndex, span: tuple[int, int], message: str | None = None, *,
+                 replacement: str | None = None, edit_span: tuple[int, int] | None = None,
+                 suggestion: str | None = None, subject: str | None = None, severity: str | None = None) -> Finding:
+    """A finding of `rule` at a character span of a file (every file type makes them here);
+    with an edit of `edit_span` (default: the span) when `replacement` is set."""
+    start, end = span
+    line, col = index.line_col(start)
+    end_line, end_col = index.line_col(end)
+    edit = None
+    if replacement is not None:
+        es, ee = edit_span or span
+        edit = Edit(rule.code, es, ee, replacement)
+    return Finding(
+        rule=rule.code,
+        severity=severity or rule.severity,
+        path=path,
+        line=line,
+        col=col,
+        message=message or rule.message or rule.summary,
+        suggestion=suggestion if suggestion is not None else rule.suggestion,
+        edit=edit,
+        end_line=end_line,
+        end_col=end_col,
+        subject=subject,
+    )

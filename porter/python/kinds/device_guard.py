@@ -1,0 +1,151 @@
+"""Kind `device-guard`: CUDA availability checks and the code they guard.
+
+Three cases, decided per `if` branch whose test calls a CUDA check (`checks`: qualified
+names, or bare names for local helpers such as `is_torch_cuda_available`):
+
+- the branch guards CUDA-only code (its test or body uses a module in `cuda_only_modules`
+  or a literal in `cuda_only_strings`): it is kept as it is, every edit inside it is
+  turned into an `info` finding, and the guard itself is reported;
+- the branch is part of a device dispatch chain (another branch tests a device named in
+  `other_devices`): a target branch, a converted copy of the CUDA branch testing
+  `target_check`, is inserted before it and the CUDA branch is kept;
+- otherwise the guarded code is being ported: the check is converted in place.
+
+Checks outside `if` tests (`x = npu() or cuda()`) are converted in place too. A module
+that imports a GPU kernel language (`kernel_modules`, e.g. Triton) at its top level is CUDA
+code through and through: all of it is kept, with one finding at that import.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from porter.python.kinds import _guards as guards
+from porter.core.model import Edit, Finding
+from porter.python.context import FileContext
+from porter.rules import Rule
+
+
+
+def screen_words(rules: list[Rule]) -> set[str]:
+    from porter.python.kinds.qualified_name import screen_word
+
+    return {screen_word(c) for r in rules for c in r.params["checks"]}
+
+
+def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
+    for rule in rules:
+        findings = _apply(ctx, rule, findings)
+    return findings
+
+
+def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Finding]:
+    p = rule.params
+    torch_name = ctx.imports.local_name_for("torch")
+    target_check = p["target_check"].format(torch=torch_name) if torch_name else None
+    seen_elifs: set[int] = set()
+    keep: list[tuple[int, int, str]] = []  # (start, end, why)
+    extra: list[Finding] = []
+    kernel_import = guards.top_level_import(ctx, p.get("kernel_modules", []))
+    if kernel_import is not None:
+        node, module = kernel_import
+        extra.append(ctx.finding(rule, node, f"module kept for CUDA: it imports {module} at top level, a GPU kernel language that does not run on the target", severity="warning", suggestion="Use the PyTorch fallback path of this code on the target, or port the kernels by hand."))
+        # One finding for the whole module; its would-be edits are not listed one by one.
+        return [f for f in findings if f.edit is None] + extra
+    checked = guards.checked_ifs(ctx, rule)
+    for top in ctx.nodes(ast.If) if checked else ():
+        if id(top) in seen_elifs:
+            continue
+        chain = guards.chain(top)
+        seen_elifs.update(id(b) for b in chain[1:])
+        for i, branch in enumerate(chain):
+            if id(branch) not in checked:
+                continue
+            if guards.negated_check(ctx, branch.test, rule):
+                continue  # `elif not cuda_available(): cpu`: converted in place below
+            start = ctx.span(branch)[0]
+            end = ctx.span(branch.body[-1])[1]
+            if guards.mentions(ctx, branch.test, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])) or any(
+                guards.mentions(ctx, stmt, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])) for stmt in branch.body
+            ):
+                keep.append((start, end, "guards CUDA-only code"))
+                extra.append(ctx.finding(rule, branch.test, "CUDA check kept: it guards CUDA-only code (a CUDA-only library or FlashAttention-2)", severity="warning"))
+                continue
+            others = [b for j, b in enumerate(chain) if j != i]
+            if not any(guards.other_device(b.test, p["other_devices"]) for b in others):
+                continue  # a plain guard: converted in place below
+            if guards.imported_from_torch(ctx, branch.test, rule):
+                continue  # its import is ported (torch.cuda -> torch.mlu): no CUDA branch can stay
+            keep.append((start, end, "is the CUDA branch of a device dispatch chain"))
+            if any(guards.other_device(b.test, [p.get("target_device", "mlu")]) for b in others):
+                continue  # the chain already has a target branch
+            if target_check is None:
+                extra.append(ctx.finding(rule, branch.test, "device dispatch chain without an MLU branch; porter cannot add one here (torch is not imported by name)", severity="warning"))
+                continue
+            extra.append(_target_branch(ctx, rule, branch, not guards.is_elif(ctx, branch), start, end, findings, target_check))
+    # In-place conversion of checks that are not renamed by another rule.
+    edited = [(f.edit.start, f.edit.end) for f in findings if f.edit]
+    for node in ctx.nodes(ast.Call):
+        if not guards.is_check(ctx, node, rule):
+            continue
+        s, e = ctx.span(node)
+        if any(a < e and s < b for a, b in edited) or any(a <= s and e <= b for a, b, _ in keep):
+            continue
+        if target_check is None:
+            extra.append(ctx.finding(rule, node, f"{ctx.text[s:e]} is False on the target; this module does not import torch, so porter cannot write the target check here", suggestion="Import torch (and torch_mlu) and test torch.mlu.is_available().", severity="warning"))
+            continue
+        extra.append(ctx.finding(rule, node, f"{ctx.text[s:e]} -> {target_check}", replacement=target_check))
+    return _keep_regions(ctx, rule, findings, keep) + extra
+
+
+def _keep_regions(ctx: FileContext, rule: Rule, findings: list[Finding], keep: list[tuple[int, int, str]]) -> list[Finding]:
+    out: list[Finding] = []
+    kept_at = {(f.rule, f.line) for f in findings if f.edit and any(r[0] <= f.edit.start and f.edit.end <= r[1] for r in keep)}
+    for f in findings:
+        if f.edit is None and (f.rule, f.line) in kept_at:
+            continue  # the note that went with an edit that is no longer made
+        region = next((r for r in keep if f.edit and r[0] <= f.edit.start and f.edit.end <= r[1]), None)
+        if region is None:
+            out.append(f)
+            continue
+        out.append(
+            Finding(
+                rule=f.rule, severity="info", path=f.path, line=f.line, col=f.col,
+                message=f"kept for CUDA: {f.message} (this code {region[2]})",
+                suggestion=f.suggestion, end_line=f.end_line, end_col=f.end_col, subject=f.subject,
+            )
+        )
+    return out
+
+
+def _target_branch(ctx, rule, branch, is_first, start, end, findings, target_check) -> Finding:
+    """Insert a converted copy of `branch` (test replaced by the target check) before it."""
+    inner = [f.edit for f in findings if f.edit and start <= f.edit.start and f.edit.end <= end]
+    # Checks that no other rule rewrites (is_torch_cuda_available()) become the target check,
+    # in the test and in the copied body alike.
+    for node in (n for part in [branch.test, *branch.body] for n in ast.walk(part)):
+        if guards.is_check(ctx, node, rule):
+            s, e = ctx.span(node)
+            if not any(s < x.end and x.start < e for x in inner):
+                inner.append(Edit(rule.code, s, e, target_check))
+    inner.sort(key=lambda e: (e.start, e.end))
+    pieces, pos = [], start
+    for edit in inner:
+        if edit.start < pos:
+            continue
+        pieces.append(ctx.text[pos:edit.start] + edit.replacement)
+        pos = edit.end
+    pieces.append(ctx.text[pos:end])
+    copy = "".join(pieces)
+    line_start = ctx.index.starts[branch.lineno - 1]
+    indent = ctx.text[line_start:start]
+    newline = _newline(ctx.text, end)
+    if is_first:  # the new branch takes the `if`; the CUDA branch becomes an `elif`
+        replacement = copy + newline + indent + "elif"
+        return ctx.finding(rule, (start, start + 2), f"device dispatch chain: added a {rule.params.get('target_device', 'mlu')} branch before the CUDA branch", replacement=replacement)
+    return ctx.finding(rule, (start, start), f"device dispatch chain: added a {rule.params.get('target_device', 'mlu')} branch before the CUDA branch", replacement=copy + newline + indent)
+
+
+def _newline(text: str, near: int) -> str:
+    i = text.find("\n", near)
+    return "\r\n" if i > 0 and text[i - 1] == "\r" else "\n"

@@ -1,0 +1,100 @@
+"""Kind `env-var`: environment variable names in code.
+
+A string literal that is exactly a listed name (`os.environ["CUDA_VISIBLE_DEVICES"]`,
+`os.getenv(...)`, `.pop(...)`) or that assigns it in a command line (`"CUDA_VISIBLE_DEVICES=0 python ..."`,
+also in f-strings) is renamed per `replace` (exact names, or prefixes ending in `_` such
+as `TORCH_NCCL_`), or reported when the name has no counterpart. Prose that merely
+mentions the variable is left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+from porter.python.kinds.literal_text import literal_body
+from porter.core.model import Finding
+from porter.python.context import FileContext
+from porter.rules import Rule
+
+
+_ASSIGNED = re.compile(r"(?<![\w$])([A-Z][A-Z0-9_]*)(?==)")
+# What may stand before `NAME=` in a command line: its start, a command separator, `export`
+# or `env`, then other assignments. Anything else (prose such as "set X=0 first") is text.
+_COMMAND_PREFIX = re.compile(r"(?:^|(?:^|\s)(?:export|env|;|&&|\|\||\|)\s+)(?:[A-Za-z_]\w*=\S*\s+)*$")
+
+
+def screen_words(rules: list[Rule]) -> set[str]:
+    return {n.rstrip("*") for r in rules for n in r.params["names"]}
+
+
+def rule_for_name(name: str, rules: list[Rule]) -> Rule | None:
+    for rule in rules:
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in rule.params["names"]):
+            return rule
+    return None
+
+
+def renamed_variable(name: str, rule: Rule) -> str | None:
+    replace = rule.params.get("replace") or {}
+    if name in replace:
+        return replace[name]
+    for old, new in replace.items():
+        if old.endswith("_") and name.startswith(old):
+            return new + name[len(old):]
+    return None
+
+
+@lru_cache(maxsize=None)
+def _any_name(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for every name pattern (fnmatch-style, as `rule_for_name`)."""
+    return re.compile("|".join(fnmatch.translate(n) for n in patterns))
+
+
+def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+    any_name = _any_name(tuple(n for r in rules for n in r.params["names"]))
+    for node in ctx.nodes(ast.Constant, ast.JoinedStr):
+        # Cheap tests first: every name has an "_", a literal without "=" must be a name
+        # itself, and the command-line form needs an "=".
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if type(value) is not str or "_" not in value or ("=" not in value and not any_name.match(value)):
+                continue
+        elif not any(isinstance(v, ast.Constant) and "=" in v.value for v in node.values):
+            continue
+        if isinstance(ctx.parents.get(node), ast.Expr):
+            continue  # docstrings and bare string statements are prose
+        start, end = ctx.span(node)
+        source = ctx.text[start:end]
+        if isinstance(node, ast.Constant):
+            if isinstance(ctx.parents.get(node), ast.JoinedStr):
+                continue  # a literal part of an f-string: scanned with the whole f-string
+            rule = rule_for_name(node.value, rules)
+            if rule is not None:
+                body = literal_body(source)
+                if body is not None and source[body[0]:body[1]] == node.value:
+                    yield _finding(ctx, rule, node.value, start + body[0])
+                continue
+        if "=" not in source:
+            continue
+        body = literal_body(source)
+        if body is None:
+            continue
+        text = source[body[0]:body[1]]
+        for match in _ASSIGNED.finditer(text):
+            rule = rule_for_name(match.group(1), rules)
+            if rule is not None and _COMMAND_PREFIX.search(text[: match.start(1)].lstrip()):
+                yield _finding(ctx, rule, match.group(1), start + body[0] + match.start(1))
+
+
+def _finding(ctx: FileContext, rule: Rule, name: str, offset: int) -> Finding:
+    new = renamed_variable(name, rule)
+    span = (offset, offset + len(name))
+    if new is None:
+        summary = rule.message or rule.summary
+        return ctx.finding(rule, span, subject=name, message=summary if name in summary else f"{name}: {summary}")
+    return ctx.finding(rule, span, f"{name} -> {new}", replacement=new, subject=name, expect_old=name)
+

@@ -1,0 +1,49 @@
+"""Kind `library-import`: importing a package that does not (all) run on the target.
+
+What runs where lives in one place, the package table `op_tables/<target>/packages.toml`;
+this kind reports each import of a package whose action there is in `actions`, with the
+table's reason and suggestion.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from porter.core.model import Finding
+from porter.tables.packages import load_package_table
+from porter.python.context import FileContext
+from porter.rules import Rule
+
+
+
+def screen_words(rules: list[Rule]) -> set[str]:
+    words: set[str] = set()
+    for rule in rules:
+        table = load_package_table(rule.target)
+        words |= {name for entry in table.entries.values() if entry.action in rule.params["actions"] for name in entry.import_names}
+    return words
+
+
+def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+    for rule in rules:
+        table = load_package_table(rule.target)
+        for node in ctx.nodes(ast.Import, ast.ImportFrom):
+            if isinstance(node, ast.ImportFrom):
+                if node.level or not node.module:
+                    continue
+                modules = [(node.module, node)]
+            else:
+                modules = [(alias.name, alias) for alias in node.names]
+            for module, where in modules:
+                entry = table.by_import(module)
+                if entry is None or entry.action not in rule.params["actions"]:
+                    continue
+                yield ctx.finding(
+                    rule,
+                    where,
+                    f"imports {module} ({entry.name}): {entry.reason}",
+                    suggestion=entry.suggestion,
+                    severity=entry.severity,
+                    subject=entry.name,
+                )

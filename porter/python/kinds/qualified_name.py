@@ -1,0 +1,159 @@
+"""Kind `qualified-name`: rename or flag an API by the qualified name it resolves to.
+
+`match` lists qualified names; a use matches the longest listed name that is it or a
+dotted prefix of it (so `torch.cuda` covers `torch.cuda.synchronize`). With `replace`
+(old prefix -> new prefix) the use is rewritten: inside attribute chains only the changed
+components are replaced, and import statements are renamed so that their local names keep
+working (`from torch import cuda` -> `from torch import mlu as cuda`). With
+`add_keywords`, calls and bare decorators of the name gain those keywords
+(`@custom_fwd` -> `@custom_fwd(device_type="mlu")`). Without `replace` it only reports.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from porter.python.kinds._name_table import NameTable, check_import, check_import_from
+from porter.core.model import Finding
+from porter.python.context import FileContext
+from porter.rules import Rule
+
+
+
+
+# Components too common to tell anything about a file.
+_COMMON = {"utils", "load", "version", "backends", "distributed", "amp", "profiler", "nn", "functional", "autograd"}
+
+
+def screen_word(qualified: str) -> str:
+    """A word every file that uses `qualified` must contain.
+
+    Whatever the import form, each component after the top package is written somewhere
+    in the file (in an import or an attribute chain), so any of them is a sound screen;
+    the longest uncommon one is the most selective.
+    """
+    parts = qualified.split(".")[1:] or qualified.split(".")
+    return max(parts, key=lambda p: (p not in _COMMON, len(p)))
+
+
+def screen_words(rules: list[Rule]) -> set[str]:
+    return {screen_word(name) for r in rules for name in r.params["match"]}
+
+
+def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+    table = NameTable(rules)
+    for node in ctx.nodes(ast.Import):
+        yield from check_import(ctx, table, node)
+    for node in ctx.nodes(ast.ImportFrom):
+        yield from check_import_from(ctx, table, node)
+    for node, qual in ctx.import_chains:
+        hit = table.lookup(qual)
+        if hit is not None:
+            yield from _check_use(ctx, table, node, qual, hit[1])
+
+
+def _chain(node: ast.AST) -> tuple[ast.Name, list[ast.Attribute]]:
+    attrs: list[ast.Attribute] = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node)
+        node = node.value
+    assert isinstance(node, ast.Name)
+    return node, list(reversed(attrs))
+
+
+def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rule: Rule) -> Iterable[Finding]:
+    replace = rule.params.get("replace")
+    if not replace and not rule.params.get("add_keywords"):
+        yield ctx.finding(rule, node, subject=qual)
+        return
+    if rule.params.get("report"):
+        yield ctx.finding(rule, node, subject=qual, message=rule.message or rule.summary)
+    base, attrs = _chain(node)
+    base_qual = ctx.imports.bindings[base.id]
+    new_base = table.renamed(base_qual)
+    new_qual = table.renamed(qual)
+    old_tail = qual[len(base_qual):].split(".")[1:]
+    if new_qual == new_base:
+        new_tail: list[str] | None = []
+    elif new_qual.startswith(new_base + "."):
+        new_tail = new_qual[len(new_base) + 1:].split(".")
+    else:
+        new_tail = None
+    if new_tail is None:
+        yield ctx.finding(
+            rule, node, subject=qual,
+            message=f"{qual} should become {new_qual}, which its import cannot express; change it by hand",
+            severity="warning",
+        )
+        return
+    if new_tail != old_tail:
+        yield _tail_edit(ctx, rule, base, attrs, old_tail, new_tail, qual, new_qual)
+    keywords = rule.params.get("add_keywords")
+    if keywords:
+        edit = _keyword_edit(ctx, rule, node, keywords, qual)
+        if edit is not None:
+            yield edit
+
+
+def _tail_edit(ctx, rule, base, attrs, old_tail, new_tail, qual, new_qual) -> Finding:
+    lo = 0
+    while lo < min(len(old_tail), len(new_tail)) and old_tail[lo] == new_tail[lo]:
+        lo += 1
+    hi = 0
+    while hi < min(len(old_tail), len(new_tail)) - lo and old_tail[-1 - hi] == new_tail[-1 - hi]:
+        hi += 1
+    old_mid, new_mid = old_tail[lo:len(old_tail) - hi], new_tail[lo:len(new_tail) - hi]
+    if old_mid and new_mid:
+        first, last = attrs[lo], attrs[lo + len(old_mid) - 1]
+        start = ctx.span(first)[1] - len(first.attr)
+        end = ctx.span(last)[1]
+        replacement = ".".join(new_mid)
+        expect: str | None = ".".join(old_mid)
+    else:  # components added or removed: rewrite everything after the base name
+        start = ctx.span(base)[1]
+        end = ctx.span(attrs[-1])[1] if attrs else start
+        replacement = "".join("." + part for part in new_tail)
+        expect = None
+    return ctx.finding(
+        rule, (start, end), f"{qual} -> {new_qual}", replacement=replacement, subject=qual, expect_old=expect
+    )
+
+
+def _render_keywords(keywords: dict) -> list[str]:
+    return [f'{k}="{v}"' if isinstance(v, str) else f"{k}={v!r}" for k, v in keywords.items()]
+
+
+def _keyword_edit(ctx: FileContext, rule: Rule, node: ast.AST, keywords: dict, qual: str) -> Finding | None:
+    parent = ctx.parents.get(node)
+    if isinstance(parent, ast.Call) and parent.func is node:
+        present = {kw.arg for kw in parent.keywords}
+        missing = _render_keywords({k: v for k, v in keywords.items() if k not in present})
+        if not missing:
+            return None
+        end = ctx.span(parent)[1] - 1  # the closing parenthesis
+        args = [*parent.args, *parent.keywords]
+        if not args:
+            return ctx.finding(rule, (end, end), f"{qual}: add {', '.join(missing)}", replacement=", ".join(missing), subject=qual)
+        last_end = ctx.span(args[-1])[1]
+        between = ctx.text[last_end:end]
+        if "\n" in between:  # one argument per line: add ours as a line of its own, same indent
+            last_line = ctx.index.line_col(ctx.span(args[-1])[0])[0]
+            line_text = ctx.index.line_text(last_line)
+            indent = line_text[: len(line_text) - len(line_text.lstrip())]
+            newline = "\r\n" if "\r\n" in between else "\n"
+            comma = between.find(",")
+            at = last_end + comma + 1 if comma >= 0 else last_end
+            text = ("" if comma >= 0 else ",") + "".join(f"{newline}{indent}{kw}," for kw in missing)
+            return ctx.finding(rule, (at, at), f"{qual}: add {', '.join(missing)}", replacement=text, subject=qual)
+        return ctx.finding(rule, (last_end, last_end), f"{qual}: add {', '.join(missing)}", replacement="".join(f", {kw}" for kw in missing), subject=qual)
+    if _is_decorator(ctx, node):
+        end = ctx.span(node)[1]
+        rendered = ", ".join(_render_keywords(keywords))
+        return ctx.finding(rule, (end, end), f"{qual}: call with {rendered}", replacement=f"({rendered})", subject=qual)
+    return None
+
+
+def _is_decorator(ctx: FileContext, node: ast.AST) -> bool:
+    parent = ctx.parents.get(node)
+    return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in parent.decorator_list

@@ -1,0 +1,165 @@
+"""Kind `op-table`: every torch API a file uses, judged by the target's API table.
+
+Read-only, on the stdlib `ast` (DESIGN.md, Performance) with porter's own import resolver,
+as the rule engine resolves names. Two sorts of use:
+
+- `api`: a name chain that resolves through imports to `torch.…` (calls, attribute reads
+  and writes, decorators, base classes, `nn.X(...)` construction). Not uses: annotations,
+  modules (`F = torch.nn.functional`), dtypes and dunders (data, not ops; the tables do
+  not list them), and other accelerators' namespaces (`torch.xpu`, `torch.npu`, ...: code reaches them only behind a
+  check for that device).
+- `method` / `likely-method`: `recv.name(...)` where `recv` is a tensor or an nn.Module
+  (porter/receivers.py), looked up as `torch.Tensor.name` / `torch.nn.Module.name`; a method
+  whose table entry is unknown is the user's own and is not reported.
+
+A rule of this kind lists the `statuses` and `uses` it reports; `severity_by_status` may
+lower the severity for some statuses; `opt_in` rules run only when --select names their
+code. The kind never edits.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import lru_cache
+
+from porter.core.model import SEVERITIES, Finding
+from porter.tables.optables import ANY_VERSION, STATUSES, ApiEntry, ApiTable
+from porter.python.context import FileContext
+from porter.python.receivers import Receivers
+from porter.rules import Rule, RuleError
+
+KIND = "op-table"
+_OTHER_DEVICES = ("torch.xpu", "torch.mps", "torch.npu", "torch.mtia", "torch.hpu", "torch.backends.mps")
+_OTHER_DEVICE_PREFIXES = tuple(d + "." for d in _OTHER_DEVICES)
+_DTYPES = {"float", "double", "half", "bfloat16", "float16", "float32", "float64", "long", "int", "short",
+           "bool", "uint8", "int8", "int16", "int32", "int64", "cfloat", "cdouble", "complex64",
+           "complex128", "float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64"}
+
+
+@dataclass(frozen=True)
+class ApiUse:
+    """One use of an API: what the table says and where (an ast node)."""
+
+    entry: ApiEntry
+    use: str  # "api" | "method" | "likely-method"
+    node: ast.AST
+
+
+def api_uses(ctx: FileContext, table: ApiTable) -> list[ApiUse]:
+    """Every torch API use in the file that the op scan can name."""
+    uses: list[ApiUse] = []
+    modules = _modules(table)
+    for node, qual in ctx.import_chains:
+        if not _is_api(qual) or qual in modules or _in_annotation(ctx, node):
+            continue
+        uses.append(ApiUse(_lookup(table, qual), "api", node))
+    receivers = Receivers(ctx)
+    for call in ctx.nodes(ast.Call):
+        func = call.func
+        if not isinstance(func, ast.Attribute) or ctx.imports.resolve(func.value) is not None:
+            continue
+        method = _method_use(table, receivers, func)
+        if method is not None:
+            uses.append(method)
+    return uses
+
+
+def check(ctx: FileContext, rules: list[Rule], table: ApiTable, uses: list[ApiUse] | None = None) -> list[Finding]:
+    """Findings of the op-table rules for one file (`uses` when already computed)."""
+    found: list[Finding] = []
+    for use in api_uses(ctx, table) if uses is None else uses:
+        for rule in rules:
+            if use.entry.status in rule.params["statuses"] and use.use in rule.params["uses"]:
+                found.append(_finding(ctx, rule, table, use))
+                break
+    return found
+
+
+def table_label(table: ApiTable) -> str:
+    """How messages name a table: the mlu table for torch 2.4, the hip table (any torch version)."""
+    if table.version == ANY_VERSION:
+        return f"the {table.target} table (any torch version)"
+    return f"the {table.target} table for torch {table.version}"
+
+
+def _finding(ctx: FileContext, rule: Rule, table: ApiTable, use: ApiUse) -> Finding:
+    entry = use.entry
+    where = table_label(table)
+    likely = " (receiver probably a tensor)" if use.use == "likely-method" else ""
+    message = f"{entry.api}{likely}: {entry.status} in {where}"
+    if entry.note:
+        message += f": {entry.note}"
+    if entry.counterpart:
+        suggestion = f"Use {entry.counterpart}."
+    elif entry.status == "unknown":
+        suggestion = f"Not in {where}; verify it on the device."
+    else:
+        suggestion = rule.suggestion
+    severity = rule.params.get("severity_by_status", {}).get(entry.status, rule.severity)
+    if entry.doubtful:
+        severity = "info"  # the vendor's "unsupported" for host-side code is evidence, not proof
+    where_span = ctx.span(use.node)
+    if isinstance(use.node, ast.Attribute) and use.use != "api":  # point at the method name
+        where_span = (where_span[1] - len(use.node.attr), where_span[1])
+    return ctx.finding(rule, where_span, message, suggestion=suggestion, subject=entry.api, severity=severity)
+
+
+def _is_api(qual: str) -> bool:
+    if not qual.startswith("torch.") or qual in _OTHER_DEVICES or qual.startswith(_OTHER_DEVICE_PREFIXES):
+        return False
+    last = qual.rsplit(".", 1)[1]
+    return not (last.startswith("__") or (qual.count(".") == 1 and last in _DTYPES))
+
+
+@lru_cache(maxsize=None)
+def _modules(table: ApiTable) -> frozenset[str]:
+    """Names the table knows only as the start of other entries: modules such as
+    torch.nn.functional (a class such as torch.nn.Linear has an entry of its own)."""
+    prefixes = {key.rsplit(".", i)[0] for key in table.entries for i in range(1, key.count(".") + 1)}
+    return frozenset(prefixes - set(table.entries))
+
+
+def _lookup(table: ApiTable, qual: str) -> ApiEntry:
+    """The entry for `qual`, else for the longest listed prefix (`torch.distributed.ReduceOp`
+    for `torch.distributed.ReduceOp.SUM`), else `unknown` for the full name."""
+    entry = table.lookup(qual)
+    if entry.status != "unknown":
+        return entry
+    parts = qual.split(".")
+    for end in range(len(parts) - 1, 1, -1):
+        parent = table.lookup(".".join(parts[:end]))
+        if parent.status != "unknown":
+            return parent
+    return entry
+
+
+def _method_use(table: ApiTable, receivers: Receivers, func: ast.Attribute) -> ApiUse | None:
+    tensor_entry = table.tensor_method(func.attr)
+    module_entry = table.module_method(func.attr)
+    if tensor_entry is None and module_entry is None:
+        return None
+    try:
+        answer = receivers.kind(func.value)
+    except RecursionError:  # a pathological expression: say nothing rather than guess
+        return None
+    if answer is None:
+        return None
+    kind, certainty = answer
+    entry = tensor_entry if kind == "tensor" else module_entry
+    if entry is None:
+        return None
+    return ApiUse(entry, "method" if certainty == "known" else "likely-method", func)
+
+
+def _in_annotation(ctx: FileContext, node: ast.AST) -> bool:
+    child, parent = node, ctx.parents.get(node)
+    while parent is not None:
+        if isinstance(parent, (ast.arg, ast.AnnAssign)) and parent.annotation is child:
+            return True
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is child:
+            return True
+        if isinstance(parent, (ast.stmt, ast.arg)):
+            return False
+        child, parent = parent, ctx.parents.get(parent)
+    return False

@@ -1,0 +1,83 @@
+"""Every rule kind porter knows, and the fields its rules take: the explicit kind registry.
+
+The loader validates each rule against its kind's schema here, so a misspelt key, a value of
+the wrong type or a value outside a field's known choices is an error naming the file and the
+rule when the rules load (convert, check and `porter rules` alike), never a rule that
+silently matches nothing. The code that applies a kind lives in the layer of its file type
+(porter/python/kinds/, porter/filetypes/, porter/engine/vendor_paths.py) and refers to the
+kind by the name given here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Values some fields may hold. Kept here, at the bottom of the house, so the loader can check
+# them without importing the tables or pipelines that use them.
+API_STATUSES = ("supported", "partial", "unsupported", "unknown")  # an op table entry's status
+API_USES = ("api", "method", "likely-method")  # how the op scan saw a use
+PACKAGE_ACTIONS = ("keep", "replace", "drop", "flag")  # a package table entry's action
+# A requirement-string rule's `on`: the table's actions and what porter checks itself.
+REQUIREMENT_OUTCOMES = ("drop", "replace", "flag", "note", "local-version", "index-url", "unparsed")
+CONFIG_TYPES = ("training", "accelerate", "deepspeed")
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a kind: its TOML type and, for a list/str/dict, the values it may hold."""
+
+    type: type
+    choices: tuple[str, ...] = ()  # for a list: each item; for a dict: each value; for a str: itself
+    keys_in: tuple[str, ...] = ()  # for a dict: each key
+    rule_of_kind: str | None = None  # a str that names another rule (by code) of this kind
+
+
+@dataclass(frozen=True)
+class KindSchema:
+    name: str
+    required: dict[str, Field] = field(default_factory=dict)
+    optional: dict[str, Field] = field(default_factory=dict)
+
+    def field(self, key: str) -> Field | None:
+        return self.required.get(key) or self.optional.get(key)
+
+
+def _f(typ: type, **kw) -> Field:
+    return Field(typ, **kw)
+
+
+_LIST, _STR, _DICT, _BOOL = _f(list), _f(str), _f(dict), _f(bool)
+
+# The Python kinds (porter/python/kinds/, in the order their finalizers must run: guards
+# decide which edits stay before imports are added), then the op scan, then other file types.
+KINDS: dict[str, KindSchema] = {k.name: k for k in (
+    KindSchema("qualified-name", {"match": _LIST}, {"replace": _DICT, "add_keywords": _DICT, "exact": _BOOL, "report": _BOOL}),
+    KindSchema("method", {"attribute": _STR}, {"replace": _STR, "called": _BOOL}),
+    KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST}),
+    KindSchema("env-var", {"names": _LIST}, {"replace": _DICT}),
+    KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR}),
+    KindSchema("library-import", {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
+    KindSchema("requirement-string", {"on": _f(str, choices=REQUIREMENT_OUTCOMES)}, {"url_patterns": _LIST}),
+    KindSchema("device-guard", {"checks": _LIST, "target_check": _STR, "other_devices": _LIST},
+               {"cuda_only_modules": _LIST, "cuda_only_strings": _LIST, "target_device": _STR, "kernel_modules": _LIST}),
+    KindSchema("import-insert", {"module": _STR, "when_importing": _STR}),
+    KindSchema("op-table", {"statuses": _f(list, choices=API_STATUSES), "uses": _f(list, choices=API_USES)},
+               {"severity_by_status": _f(dict, keys_in=API_STATUSES, choices=SEVERITIES), "opt_in": _BOOL}),
+    KindSchema("vendor-path", {"words": _LIST}),
+    KindSchema("config-key", {"keys": _LIST, "configs": _f(list, choices=CONFIG_TYPES)},
+               {"values": _LIST, "replace": _DICT, "blocked_by": _DICT, "cli": _BOOL}),
+    KindSchema("python-snippet", {"interpreters": _LIST}),
+    KindSchema("shell-env-var", {"from_rule": _f(str, rule_of_kind="env-var")}),
+    KindSchema("shell-command", {"commands": _LIST}, {"probes": _LIST}),
+    KindSchema("shell-launcher-flag", {"launchers": _LIST, "flags": _LIST}, {"values": _LIST}),
+    KindSchema("shell-env-setup", {"launchers": _LIST, "markers": _LIST}),
+    KindSchema("container-image", {"image_patterns": _LIST}),
+    # Either `from_rule` (an env-var rule whose names and renames apply) or its own `names`.
+    KindSchema("container-env-var", {}, {"from_rule": _f(str, rule_of_kind="env-var"), "names": _LIST}),
+    KindSchema("compose-key", {"match": _DICT}),
+)}
+
+# The kinds the Python pipeline runs per parsed file, in order.
+PYTHON_KINDS = ("qualified-name", "method", "string-literal", "env-var", "keyword-value", "library-import",
+                "requirement-string", "device-guard", "import-insert")

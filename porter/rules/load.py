@@ -1,0 +1,171 @@
+"""Rules are data: TOML files under rules/<target>/, loaded and validated here.
+
+Each `[[rule]]` table has the common fields below plus the fields its kind declares
+(porter/rules/kinds.py). Anything unknown, missing, duplicated or outside a field's known
+values is a `RuleError` naming the file and the key, so a typo in a rule never silently
+disables it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from porter.core.datafiles import data_dir, load_toml
+from porter.rules.kinds import KINDS, Field
+from porter.rules.model import APPLICABILITY, SEVERITIES, TARGETS, Example, Rule, RuleError, RuleSet
+
+_CODE = re.compile(r"^PRT\d{3}$")
+_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_COMMON_REQUIRED = {
+    "code": str,
+    "name": str,
+    "kind": str,
+    "summary": str,
+    "why": str,
+    "severity": str,
+    "applicability": str,
+    "examples": list,
+}
+_COMMON_OPTIONAL = {"message": str, "suggestion": str, "versions": list, "fix": str}
+
+
+def _check_type(path: Path, where: str, key: str, value: Any, expected: type) -> None:
+    if not isinstance(value, expected):
+        raise RuleError(f"{path}: {where}: key '{key}' must be {expected.__name__}, got {type(value).__name__}")
+
+
+def _check_choices(path: Path, where: str, key: str, value: Any, spec: Field) -> None:
+    """Values outside a field's known choices (a misspelt status, config type, action)."""
+    def fail(bad: list, known: tuple[str, ...], what: str = "value") -> None:
+        if bad:
+            raise RuleError(f"{path}: {where}: key '{key}' has unknown {what}(s) {', '.join(map(repr, bad))} "
+                            f"(known: {', '.join(known)})")
+
+    if isinstance(value, dict):
+        if spec.keys_in:
+            fail([k for k in value if k not in spec.keys_in], spec.keys_in, "key")
+        items = list(value.values())
+    else:
+        items = value if isinstance(value, list) else [value]
+    if spec.choices:
+        fail([v for v in items if v not in spec.choices], spec.choices)
+
+
+def parse_rule(path: Path, index: int, table: dict[str, Any], target: str) -> Rule:
+    """Validate one `[[rule]]` table against the common fields and its kind's schema."""
+    where = f"rule #{index + 1}" + (f" ({table['code']})" if isinstance(table.get("code"), str) else "")
+    for key, typ in _COMMON_REQUIRED.items():
+        if key not in table:
+            raise RuleError(f"{path}: {where}: missing key '{key}'")
+        _check_type(path, where, key, table[key], typ)
+    kind = table["kind"]
+    schema = KINDS.get(kind)
+    if schema is None:
+        raise RuleError(f"{path}: {where}: key 'kind' has unknown value '{kind}' (known: {', '.join(sorted(KINDS))})")
+    for key, value in table.items():
+        if key in _COMMON_REQUIRED:
+            continue
+        if key in _COMMON_OPTIONAL:
+            _check_type(path, where, key, value, _COMMON_OPTIONAL[key])
+            continue
+        spec = schema.field(key)
+        if spec is None:
+            raise RuleError(f"{path}: {where}: unknown key '{key}' for kind '{kind}'")
+        _check_type(path, where, key, value, spec.type)
+        _check_choices(path, where, key, value, spec)
+    for key in schema.required:
+        if key not in table:
+            raise RuleError(f"{path}: {where}: missing key '{key}' required by kind '{kind}'")
+    if not _CODE.match(table["code"]):
+        raise RuleError(f"{path}: {where}: key 'code' must look like PRT123")
+    if not _NAME.match(table["name"]):
+        raise RuleError(f"{path}: {where}: key 'name' must be kebab-case")
+    if table["severity"] not in SEVERITIES:
+        raise RuleError(f"{path}: {where}: key 'severity' must be one of {', '.join(SEVERITIES)}")
+    if table["applicability"] not in APPLICABILITY:
+        raise RuleError(f"{path}: {where}: key 'applicability' must be one of {', '.join(APPLICABILITY)}")
+    examples = []
+    for ex in table["examples"]:
+        if not isinstance(ex, dict) or "before" not in ex or set(ex) - {"before", "after"}:
+            raise RuleError(f"{path}: {where}: key 'examples' entries need 'before' and optional 'after' only")
+        examples.append(Example(ex["before"], ex.get("after")))
+    if not examples:
+        raise RuleError(f"{path}: {where}: key 'examples' needs at least one example")
+    params = {k: v for k, v in table.items() if schema.field(k) is not None}
+    return Rule(
+        code=table["code"],
+        name=table["name"],
+        kind=kind,
+        target=target,
+        summary=table["summary"],
+        why=table["why"],
+        severity=table["severity"],
+        applicability=table["applicability"],
+        examples=tuple(examples),
+        message=table.get("message"),
+        suggestion=table.get("suggestion"),
+        versions=tuple(table.get("versions", ())),
+        fix=table.get("fix"),
+        params=params,
+        source=str(path),
+    )
+
+
+def _check_references(rules: list[Rule]) -> None:
+    """A field that names another rule (`from_rule`) must name one of the right kind."""
+    by_code = {r.code: r for r in rules}
+    for rule in rules:
+        schema = KINDS[rule.kind]
+        for key, value in rule.params.items():
+            wanted = schema.field(key).rule_of_kind
+            if wanted and (value not in by_code or by_code[value].kind != wanted):
+                raise RuleError(f"{rule.source}: {rule.code}: key '{key}' must name a rule of kind '{wanted}', got {value!r}")
+
+
+def load_rule_files(paths: list[Path], target: str) -> RuleSet:
+    """Load and validate rule files; codes and names must be unique across them."""
+    rules: list[Rule] = []
+    seen_codes: dict[str, Path] = {}
+    seen_names: dict[str, Path] = {}
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        raw = path.read_bytes()
+        digest.update(path.name.encode() + b"\0" + raw)
+        try:
+            data = load_toml(raw)
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise RuleError(f"{path}: not valid TOML: {exc}") from exc
+        unknown = set(data) - {"rule"}
+        if unknown:
+            raise RuleError(f"{path}: unknown top-level key '{sorted(unknown)[0]}' (expected [[rule]] tables)")
+        for i, table in enumerate(data.get("rule", [])):
+            rule = parse_rule(path, i, table, target)
+            if rule.code in seen_codes:
+                raise RuleError(f"{path}: key 'code': duplicate code {rule.code} (also in {seen_codes[rule.code]})")
+            if rule.name in seen_names:
+                raise RuleError(f"{path}: key 'name': duplicate name {rule.name} (also in {seen_names[rule.name]})")
+            seen_codes[rule.code] = path
+            seen_names[rule.name] = path
+            rules.append(rule)
+    _check_references(rules)
+    rules.sort(key=lambda r: r.code)
+    return RuleSet(target, tuple(rules), digest.hexdigest()[:16])
+
+
+@lru_cache(maxsize=None)
+def load_rules(target: str) -> RuleSet:
+    """The rules that ship with porter for `target`."""
+    if target not in TARGETS:
+        raise RuleError(f"unknown target '{target}' (known: {', '.join(TARGETS)})")
+    folder = data_dir("rules") / target
+    return load_rule_files(list(folder.glob("*.toml")), target)

@@ -1,0 +1,66 @@
+"""The rule model: what one rule is and a target's set of rules.
+
+A leaf module (it imports nothing of porter): every layer above reads rules, none of them
+is needed to describe one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+TARGETS = ("mlu", "hip")
+SEVERITIES = ("error", "warning", "info")
+APPLICABILITY = ("safe", "unsafe", "manual")
+
+
+class RuleError(ValueError):
+    """A rule file is malformed; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Example:
+    before: str
+    after: str | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    kind: str
+    target: str
+    summary: str
+    why: str
+    severity: str
+    applicability: str
+    examples: tuple[Example, ...]
+    message: str | None = None
+    suggestion: str | None = None
+    # torch_mlu lines the rule is for (e.g. ["2.4"]); empty means every version.
+    versions: tuple[str, ...] = ()
+    # What the rule does when it fixes, in a sentence, for `porter rules CODE`.
+    fix: str | None = None
+    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    source: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class RuleSet:
+    target: str
+    rules: tuple[Rule, ...]
+    digest: str  # hash of the rule files, part of the cache key
+
+    # Identity is the target and the digest of the files: cheap to hash, and rule sets are
+    # keys of several per-process caches (screens, rule lookups) on the hot path.
+    def __hash__(self) -> int:
+        return hash((self.target, self.digest))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RuleSet) and (self.target, self.digest) == (other.target, other.digest)
+
+    def by_code(self, code: str) -> Rule | None:
+        return next((r for r in self.rules if r.code == code), None)
+
+    def of_kind(self, kind: str) -> list[Rule]:
+        return [r for r in self.rules if r.kind == kind]

@@ -1,0 +1,89 @@
+"""Which rules a run applies: the target version and the --select / --ignore code prefixes.
+
+`Selection` is what a run was asked for; `ActiveRules` is that selection applied to one rule
+set, computed once and handed to every pipeline (instead of each recomputing it from loose
+version/select/ignore arguments).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from porter.rules.model import Rule, RuleSet
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the user chose: a torch_mlu line and code prefixes to keep or drop."""
+
+    version: str | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    # Only rules of these kinds (empty: every kind); e.g. the op scan alone, which convert
+    # adds to its report after its own rules have run.
+    kinds: tuple[str, ...] = ()
+
+    def wants(self, rule: Rule) -> bool:
+        """Whether the rule runs. An `opt_in` rule (unknown APIs on HIP, where nearly everything
+        is unknown) runs only when --select names its full code."""
+        if self.version and rule.versions and self.version not in rule.versions:
+            return False
+        if self.select and not rule.code.startswith(self.select):
+            return False
+        if self.ignore and rule.code.startswith(self.ignore):
+            return False
+        if self.kinds and rule.kind not in self.kinds:
+            return False
+        return not (rule.params.get("opt_in") and rule.code not in self.select)
+
+    @property
+    def key(self) -> str:
+        """A text that differs whenever the selection does (part of cache keys)."""
+        return f"{self.version}|{','.join(self.select)}|{','.join(self.ignore)}|{','.join(self.kinds)}"
+
+
+@dataclass(frozen=True, eq=False)
+class ActiveRules:
+    """A rule set with a selection applied: the rules that run, grouped by kind."""
+
+    ruleset: RuleSet
+    selection: Selection = field(default_factory=Selection)
+
+    def __hash__(self) -> int:
+        return hash((self.ruleset, self.selection))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ActiveRules) and (self.ruleset, self.selection) == (other.ruleset, other.selection)
+
+    @property
+    def target(self) -> str:
+        return self.ruleset.target
+
+    @property
+    def version(self) -> str | None:
+        return self.selection.version
+
+    @cached_property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(r for r in self.ruleset.rules if self.selection.wants(r))
+
+    @cached_property
+    def _by_kind(self) -> dict[str, list[Rule]]:
+        out: dict[str, list[Rule]] = {}
+        for rule in self.rules:
+            out.setdefault(rule.kind, []).append(rule)
+        return out
+
+    def of_kind(self, kind: str) -> list[Rule]:
+        """The active rules of one kind (in code order)."""
+        return self._by_kind.get(kind, [])
+
+    def narrowed(self, ignore: tuple[str, ...]) -> ActiveRules:
+        """The same with more codes ignored (a notebook's `!` lines skip per-line setup notes)."""
+        s = self.selection
+        return ActiveRules(self.ruleset, Selection(s.version, s.select, s.ignore + ignore, s.kinds))
+
+    def by_code(self, code: str) -> Rule | None:
+        """Any rule of the set, active or not (a rule may name another as its data source)."""
+        return self.ruleset.by_code(code)

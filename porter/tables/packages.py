@@ -1,0 +1,160 @@
+"""Third-party package tables: what runs where, per target (op_tables/<target>/packages.toml).
+
+One entry per distribution says keep, replace, drop or flag, with porter's reason, a
+suggestion, a source and the severity of the finding a use produces. Requirement scans
+ask by distribution name (PEP 503 normalised, or a glob for families such as
+cupy-cuda12x); code scans ask by import name. The file is validated on load, so a typo
+in the data fails loudly with the file and key instead of silently matching nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+import fnmatch
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+from porter.core.datafiles import data_dir, load_toml
+from porter.rules.kinds import PACKAGE_ACTIONS, SEVERITIES
+
+Action = Literal["keep", "replace", "drop", "flag"]
+ACTIONS: tuple[Action, ...] = PACKAGE_ACTIONS  # type: ignore[assignment]
+_REQUIRED = {"action", "import_names", "reason", "source", "severity"}
+_OPTIONAL = {"replacement", "suggestion", "name_patterns", "strip_local_version"}
+_TOP_LEVEL = {"schema", "target", "packages"}
+
+
+@dataclass(frozen=True)
+class PackageEntry:
+    """What porter says about one distribution on one target."""
+
+    name: str
+    action: Action
+    import_names: tuple[str, ...]
+    reason: str
+    source: str
+    severity: str
+    replacement: str | None = None
+    suggestion: str | None = None
+    name_patterns: tuple[str, ...] = ()
+    strip_local_version: bool = False
+
+
+# eq=False: identity equality and hashing, since the mappings inside are not hashable.
+@dataclass(frozen=True, eq=False)
+class PackageTable:
+    """The package table of one target."""
+
+    target: str
+    path: Path
+    entries: Mapping[str, PackageEntry]
+    imports: Mapping[str, PackageEntry]
+
+    def by_distribution(self, name: str) -> PackageEntry | None:
+        """Entry for a distribution name (any spelling PEP 503 folds together), else a glob match."""
+        canonical = canonicalize_name(name)
+        entry = self.entries.get(canonical)
+        if entry is not None:
+            return entry
+        for candidate in self.entries.values():
+            if any(fnmatch.fnmatchcase(canonical, pattern) for pattern in candidate.name_patterns):
+                return candidate
+        return None
+
+    def by_import(self, module: str) -> PackageEntry | None:
+        """Entry for the distribution that provides the top-level module of `module`."""
+        return self.imports.get(module.split(".", 1)[0])
+
+
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def canonicalize_name(name: str) -> str:
+    """PEP 503 normalisation (what packaging.utils.canonicalize_name does), without
+    importing packaging on the start-up path."""
+    return _SEPARATORS.sub("-", name).lower()
+
+
+def _fail(path: Path, key: str, problem: str) -> ValueError:
+    return ValueError(f"{path}: {key}: {problem}")
+
+
+def _entry(path: Path, name: str, raw: object) -> PackageEntry:
+    key = f"packages.{name}"
+    if not isinstance(raw, dict):
+        raise _fail(path, key, "must be a table")
+    if canonicalize_name(name) != name:
+        raise _fail(path, key, f"name must be PEP 503 normalised ({canonicalize_name(name)!r})")
+    unknown = sorted(set(raw) - _REQUIRED - _OPTIONAL)
+    if unknown:
+        raise _fail(path, f"{key}.{unknown[0]}", "unknown key")
+    missing = sorted(_REQUIRED - set(raw))
+    if missing:
+        raise _fail(path, f"{key}.{missing[0]}", "missing field")
+    if raw["action"] not in ACTIONS:
+        raise _fail(path, f"{key}.action", f"{raw['action']!r} is not one of {', '.join(ACTIONS)}")
+    if raw["severity"] not in SEVERITIES:
+        raise _fail(path, f"{key}.severity", f"{raw['severity']!r} is not one of {', '.join(SEVERITIES)}")
+    if (raw["action"] == "replace") != ("replacement" in raw):
+        raise _fail(path, f"{key}.replacement", "required exactly when action is 'replace'")
+    for field in ("import_names", "name_patterns"):
+        value = raw.get(field, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise _fail(path, f"{key}.{field}", "must be a list of names")
+    return PackageEntry(
+        name=name,
+        action=raw["action"],
+        import_names=tuple(raw["import_names"]),
+        reason=raw["reason"],
+        source=raw["source"],
+        severity=raw["severity"],
+        replacement=raw.get("replacement"),
+        suggestion=raw.get("suggestion"),
+        name_patterns=tuple(canonicalize_name(p) for p in raw.get("name_patterns", [])),
+        strip_local_version=bool(raw.get("strip_local_version", False)),
+    )
+
+
+def parse_package_table(path: Path, target: str) -> PackageTable:
+    """Read and validate one packages.toml; ValueError names the file and the bad key."""
+    try:
+        data = load_toml(path.read_bytes())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: invalid TOML: {exc}") from exc
+    unknown = sorted(set(data) - _TOP_LEVEL)
+    if unknown:
+        raise _fail(path, unknown[0], "unknown key")
+    if data.get("target", target) != target:
+        raise _fail(path, "target", f"{data['target']!r}, expected {target!r}")
+    entries: dict[str, PackageEntry] = {}
+    imports: dict[str, PackageEntry] = {}
+    for name, raw in data.get("packages", {}).items():
+        entry = _entry(path, name, raw)
+        entries[name] = entry
+        for module in entry.import_names:
+            if module in imports:
+                raise _fail(path, f"packages.{name}.import_names", f"{module!r} already listed by {imports[module].name}")
+            imports[module] = entry
+    return PackageTable(target, path, MappingProxyType(entries), MappingProxyType(imports))
+
+
+@lru_cache(maxsize=None)
+def load_package_table(target: str, path: Path | None = None) -> PackageTable:
+    """Load (cached) the package table of `target`; `path` overrides the shipped file."""
+    if path is None:
+        path = data_dir("op_tables") / target / "packages.toml"
+        if not path.is_file():
+            raise ValueError(f"no package table for target {target!r} ({path})")
+    return parse_package_table(Path(path), target)

@@ -1,0 +1,200 @@
+"""What happens to one requirement on a target: the one answer every packaging file shares.
+
+requirements files, pyproject.toml, setup.cfg, setup.py and Dockerfile `pip install` lines
+all ask here. A requirement string is parsed with `packaging`, its distribution is looked
+up in the package table (op_tables/<target>/packages.toml, the only place that knows what
+runs where), and the active `requirement-string` rules, one per outcome (`on`), say what
+porter reports. Spans in a verdict are offsets into the requirement string, so each file
+type maps them onto its own text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from porter.core.model import Edit, Finding
+from porter.rules.kinds import REQUIREMENT_OUTCOMES
+from porter.tables.packages import PackageEntry, PackageTable, load_package_table
+from porter.rules import Rule
+from porter.core.textio import LineIndex
+
+if TYPE_CHECKING:  # packaging is imported where a requirement is parsed (start-up time)
+    from packaging.requirements import Requirement
+
+
+KIND = "requirement-string"
+# What a `requirement-string` rule's `on` may say: the table's actions, and the three
+# things porter checks itself (a +cuXXX pin, a CUDA wheel index, a line it cannot parse).
+OUTCOMES = REQUIREMENT_OUTCOMES
+
+_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+# A local version label of a CUDA build: +cu121, +cu12torch2.6cxx11abiFALSE, ...
+_CUDA_LOCAL = re.compile(r"\+(cu\d[0-9A-Za-z.]*)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One thing a rule says about a requirement, with the exact new text when there is one."""
+
+    rule: Rule
+    severity: str
+    message: str
+    suggestion: str | None = None
+    span: tuple[int, int] | None = None  # part of the requirement string to replace
+    replacement: str | None = None  # None: a finding only
+    drop: bool = False  # the whole requirement should go (commented out where that is safe)
+    subject: str | None = None  # the distribution or URL, for reports
+
+
+@dataclass(frozen=True)
+class RequirementPolicy:
+    """The package table of a target and its active requirement rules, keyed by `on`."""
+
+    table: PackageTable
+    rules: dict[str, Rule]
+
+    @classmethod
+    def build(cls, rules: list[Rule]) -> RequirementPolicy | None:
+        """A policy from (active) rules of any kind; None when no requirement rule is active."""
+        mine = [r for r in rules if r.kind == KIND]
+        if not mine:
+            return None
+        by_outcome: dict[str, Rule] = {}
+        for rule in mine:
+            by_outcome.setdefault(rule.params["on"], rule)  # a valid outcome: checked at load
+        return cls(load_package_table(mine[0].target), by_outcome)
+
+    def review(self, text: str, editable: bool = True) -> list[Verdict]:
+        """Verdicts on one PEP 508 string; spans (when `editable`) index into `text`."""
+        from packaging.requirements import InvalidRequirement, Requirement  # ~50 ms: only when needed
+
+        try:
+            req = Requirement(text.strip())
+        except InvalidRequirement as exc:
+            rule = self.rules.get("unparsed")
+            if rule is None:
+                return []
+            problem = str(exc).splitlines()[0]
+            message = f"not a requirement porter can read ({problem}); kept as it is"
+            return [Verdict(rule, rule.severity, message, rule.suggestion, subject=text.strip())]
+        entry = self.table.by_distribution(req.name)
+        verdicts = self._table_verdicts(req.name, entry, text if editable else None)
+        if any(v.drop for v in verdicts):
+            return verdicts
+        verdicts += self._local_version(req, entry, text if editable else None)
+        if req.url:
+            verdicts += self.review_url(req.url)
+        return verdicts
+
+    def review_wheel(self, location: str) -> list[Verdict]:
+        """Verdicts on a wheel file named by a path or URL (never editable in place)."""
+        from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+        filename = unquote(location.rsplit("/", 1)[-1])
+        try:
+            name, version, _, _ = parse_wheel_filename(filename)
+        except InvalidWheelFilename:
+            return []
+        return self.review(f"{name}=={version}", editable=False) + self.review_url(location)
+
+    def review_url(self, url: str) -> list[Verdict]:
+        """A finding when `url` is a CUDA wheel index or a CUDA wheel's address."""
+        rule = self.rules.get("index-url")
+        if rule is None or not any(re.search(p, url) for p in rule.params.get("url_patterns", [])):
+            return []
+        return [Verdict(rule, rule.severity, f"CUDA wheel index or wheel: {url}", rule.suggestion, subject=url)]
+
+    def _table_verdicts(self, name: str, entry: PackageEntry | None, text: str | None) -> list[Verdict]:
+        if entry is None:
+            return []
+        on = "note" if entry.action == "keep" else entry.action
+        rule = self.rules.get(on)
+        if rule is None or (on == "note" and not entry.suggestion):
+            return []
+        if on == "drop":
+            return [Verdict(rule, entry.severity, f"{name}: {entry.reason}", entry.suggestion, drop=True, subject=name)]
+        if on == "replace":
+            match = _NAME.match(text) if text is not None else None
+            span = match.span(1) if match else None
+            message = f"{name} -> {entry.replacement}: {entry.reason}"
+            if span:
+                message += f" Version pins are kept: check that {entry.replacement} has them."
+            new = entry.replacement if span else None
+            return [Verdict(rule, entry.severity, message, entry.suggestion, span, new, subject=name)]
+        return [Verdict(rule, entry.severity, f"{name}: {entry.reason}", entry.suggestion, subject=name)]
+
+    def _local_version(self, req: Requirement, entry: PackageEntry | None, text: str | None) -> list[Verdict]:
+        rule = self.rules.get("local-version")
+        pinned = [s.version for s in req.specifier if _CUDA_LOCAL.search(s.version)]
+        if rule is None or not pinned:
+            return []
+        label = _CUDA_LOCAL.search(pinned[0]).group(0)
+        message = f"{req.name}: {label} pins a CUDA build"
+        if text is None or entry is None or not entry.strip_local_version:
+            return [Verdict(rule, rule.severity, message, rule.suggestion, subject=req.name)]
+        out = []
+        head = text.split(";", 1)[0]  # markers never hold a local version
+        for match in _CUDA_LOCAL.finditer(head):
+            out.append(Verdict(rule, rule.severity, f"{message}; removed", rule.suggestion, match.span(), "",
+                               subject=req.name))
+        return out
+
+
+def drop_prefix(verdict: Verdict) -> str:
+    """The comment put in front of a dropped requirement: `# porter PRT410: <reason>: `.
+
+    The reason never contains ": ", so the original line is always what follows the
+    second ": " (and removing the prefix gives it back exactly).
+    """
+    reason = verdict.message.split(": ", 1)[-1].rstrip(". ").replace(": ", " - ").replace("\n", " ")
+    return f"# porter {verdict.rule.code}: {reason}: "
+
+
+def requirement_findings(policy: RequirementPolicy, path: str, index: LineIndex, start: int, end: int,
+                         drop_lines: tuple[int, int] | None, verdicts: list[Verdict] | None = None) -> list[Finding]:
+    """Findings (with edits where exact) for the requirement at text[start:end].
+
+    `drop_lines` (first, last; 1-based) are the physical lines that hold nothing but this
+    requirement: a dropped requirement is commented out there, line by line; without them
+    it is reported for a manual change. `verdicts` overrides the review of text[start:end]
+    (a wheel file name, a requirement porter must not edit in place).
+    """
+    findings = []
+    line, col = index.line_col(start)
+    if verdicts is None:
+        verdicts = policy.review(index.text[start:end])
+    for verdict in verdicts:
+        base = dict(rule=verdict.rule.code, severity=verdict.severity, path=path, line=line, col=col,
+                    suggestion=verdict.suggestion, subject=verdict.subject)
+        if verdict.drop and drop_lines:
+            prefix = drop_prefix(verdict)
+            for number in range(drop_lines[0], drop_lines[1] + 1):
+                at = index.starts[number - 1] + _indent(index.line_text(number))
+                findings.append(Finding(**{**base, "line": number, "col": index.line_col(at)[1]},
+                                        message=verdict.message, edit=Edit(verdict.rule.code, at, at, prefix)))
+        elif verdict.span is not None and verdict.replacement is not None:
+            a, b = start + verdict.span[0], start + verdict.span[1]
+            findings.append(Finding(**{**base, "col": index.line_col(a)[1]}, message=verdict.message,
+                                    edit=Edit(verdict.rule.code, a, b, verdict.replacement)))
+        else:
+            manual = " (porter cannot comment it out safely here: remove it by hand)" if verdict.drop else ""
+            findings.append(Finding(**base, message=verdict.message + manual))
+    return findings
+
+
+def alone_on_lines(index: LineIndex, start: int, end: int, comment: str = "#") -> tuple[int, int] | None:
+    """The lines of text[start:end] when nothing but it (a comma, a comment) is on them."""
+    first, col = index.line_col(start)
+    last, end_col = index.line_col(end)
+    before = index.line_text(first)[: col - 1]
+    after = index.line_text(last)[end_col - 1:]
+    if before.strip() or not re.fullmatch(rf"\s*,?\s*(?:{re.escape(comment)}.*)?", after):
+        return None
+    return first, last
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
