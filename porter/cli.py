@@ -10,15 +10,17 @@ from pathlib import Path
 import click
 
 from porter import __version__
-from porter.commands.options import cache_options, chosen_cache_dir
+from porter.commands.options import (
+    cache_options,
+    checked_version,
+    chosen_cache_dir,
+    codes,
+    ignore_option,
+    jobs_option,
+    target_option as _target,
+    version_option as _version,
+)
 from porter.rules import TARGETS, RuleError, load_rules
-
-_target = click.option("--target", "-t", type=click.Choice(TARGETS), required=True, help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm).")
-_version = click.option("--target-version", "version", default=None, help="torch_mlu line for --target mlu (e.g. 2.1, 2.4); default: the newest.")
-
-
-def _codes(value: str | None) -> tuple[str, ...]:
-    return tuple(c.strip() for c in (value or "").split(",") if c.strip())
 
 
 class _LazyGroup(click.Group):
@@ -55,9 +57,9 @@ def main() -> None:
 @click.option("--in-place", is_flag=True, help="Rewrite SRC itself (atomic writes).")
 @click.option("--diff", "diff_only", is_flag=True, help="Print the unified patch and write nothing.")
 @click.option("--force", is_flag=True, help="Write into a non-empty OUT.")
-@click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: all cores).")
+@jobs_option
 @click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated).")
-@click.option("--ignore", default=None, help="Skip rules whose code starts with one of these (comma-separated).")
+@ignore_option
 @cache_options
 def convert(src: Path, target: str, version: str | None, out: Path | None, in_place: bool, diff_only: bool,
             force: bool, jobs: int | None, select: str | None, ignore: str | None,
@@ -68,9 +70,9 @@ def convert(src: Path, target: str, version: str | None, out: Path | None, in_pl
 
     if in_place and (out or diff_only):
         raise click.UsageError("--in-place cannot be combined with --out or --diff")
-    version = _check_version(target, version)
+    version = checked_version(target, version)
     cache = chosen_cache_dir(cache_dir, no_cache)
-    opts = ConvertOptions(target, version, out, in_place, diff_only, force, jobs, _codes(select), _codes(ignore), cache)
+    opts = ConvertOptions(target, version, out, in_place, diff_only, force, jobs, codes(select), codes(ignore), cache)
     try:
         run, report, out_dir = run_convert(src, opts)
     except DestinationError as exc:
@@ -94,17 +96,6 @@ def convert(src: Path, target: str, version: str | None, out: Path | None, in_pl
     click.echo(f"porter: output in {out_dir}; report in {out_dir / 'porter_report'}")
     if s["files_failed"]:
         sys.exit(1)
-
-
-def _check_version(target: str, version: str | None) -> str | None:
-    from porter.tables.optables import ANY_VERSION, available_versions
-
-    versions = [v for v in available_versions(target) if v != ANY_VERSION]
-    if version is None:
-        return versions[-1] if versions else None
-    if version not in versions:
-        raise click.BadParameter(f"{version} is not a known version for {target} (known: {', '.join(versions) or 'none'})", param_hint="--target-version")
-    return version
 
 
 @main.command("rules")

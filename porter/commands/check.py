@@ -10,7 +10,16 @@ import sys
 from pathlib import Path
 import click
 
-from porter.commands.options import cache_options, chosen_cache_dir
+from porter.commands.options import (
+    cache_options,
+    checked_version,
+    chosen_cache_dir,
+    codes,
+    ignore_option,
+    jobs_option,
+    target_option,
+    version_option,
+)
 from porter.rules import TARGETS, RuleError, Selection
 
 _RANK = {"info": 0, "warning": 1, "error": 2}
@@ -18,26 +27,24 @@ _RANK = {"info": 0, "warning": 1, "error": 2}
 
 @click.command("check")
 @click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--target", "-t", type=click.Choice(TARGETS), required=True, help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm).")
-@click.option("--target-version", "version", default=None, help="torch_mlu line for --target mlu (e.g. 2.1, 2.4); default: the newest.")
+@target_option
+@version_option
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "sarif", "github")), default="text", show_default=True)
 @click.option("--fail-on", type=click.Choice(("error", "warning")), default="error", show_default=True, help="Lowest severity that makes the check fail (exit 1).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the check (usage and internal errors still exit 2).")
 @click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated). On hip, PRT903 (unknown APIs) runs only when named here.")
-@click.option("--ignore", default=None, help="Skip rules whose code starts with one of these (comma-separated).")
+@ignore_option
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Accept the findings recorded in this file; only new ones are shown and fail.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Record every current finding in this file and exit 0.")
-@click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: all cores).")
+@jobs_option
 @cache_options
 def check(src: Path, target: str, version: str | None, fmt: str, fail_on: str, exit_zero: bool, select: str | None,
           ignore: str | None, baseline: Path | None, write_baseline: Path | None, jobs: int | None,
           cache_dir: Path | None, no_cache: bool) -> None:
     """Report what porter would change in SRC and the torch APIs TARGET cannot run. Writes nothing."""
     from porter.check.baseline import BaselineError
-    from porter.cli import _check_version, _codes
-
-    version = _check_version(target, version)
-    selection = Selection(version, _codes(select), _codes(ignore))
+    version = checked_version(target, version)
+    selection = Selection(version, codes(select), codes(ignore))
     try:
         code = _run_check(src, target, selection, jobs, fmt, fail_on, baseline, write_baseline, chosen_cache_dir(cache_dir, no_cache))
     except (RuleError, BaselineError, OSError) as exc:

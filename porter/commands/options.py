@@ -1,4 +1,4 @@
-"""Options shared by several commands, defined once."""
+"""Options and option parsing shared by several commands, defined once."""
 
 from __future__ import annotations
 
@@ -6,6 +6,14 @@ from pathlib import Path
 
 import click
 
+from porter.rules import TARGETS
+
+target_option = click.option("--target", "-t", type=click.Choice(TARGETS), required=True,
+                             help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm).")
+version_option = click.option("--target-version", "version", default=None,
+                              help="torch_mlu line for --target mlu (e.g. 2.1, 2.4); default: the newest.")
+jobs_option = click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: all cores).")
+ignore_option = click.option("--ignore", default=None, help="Skip rules whose code starts with one of these (comma-separated).")
 cache_dir_option = click.option(
     "--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
     help="Per-file result cache (default: the user cache directory).",
@@ -22,3 +30,20 @@ def chosen_cache_dir(cache_dir: Path | None, no_cache: bool) -> Path | None:
     from porter.core.datafiles import default_cache_dir
 
     return None if no_cache else (cache_dir or default_cache_dir())
+
+
+def codes(value: str | None) -> tuple[str, ...]:
+    """Comma-separated rule codes (or prefixes) of --select / --ignore."""
+    return tuple(c.strip() for c in (value or "").split(",") if c.strip())
+
+
+def checked_version(target: str, version: str | None) -> str | None:
+    """The --target-version asked for (default: the newest table of the target), or a usage error."""
+    from porter.tables.optables import ANY_VERSION, available_versions
+
+    versions = [v for v in available_versions(target) if v != ANY_VERSION]
+    if version is None:
+        return versions[-1] if versions else None
+    if version not in versions:
+        raise click.BadParameter(f"{version} is not a known version for {target} (known: {', '.join(versions) or 'none'})", param_hint="--target-version")
+    return version
