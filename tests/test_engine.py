@@ -72,3 +72,44 @@ def test_convert_and_check_agree_on_findings():
     checked = {(f.rule, f.line) for f in check_bytes("train.py", data, MLU).findings}
     assert {(f.rule, f.line) for f in converted.findings} <= checked
     assert {(e.rule, e.line) for e in converted.edits} <= checked
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+def test_inserted_lines_keep_the_files_line_ending_and_order(newline):
+    data = newline.join(["import os", "import torch", "x = torch.zeros(2).cuda()", ""]).encode()
+    _, result = convert_bytes("train.py", data, MLU)
+    assert result.new_bytes == newline.join(["import os", "import torch", "import torch_mlu", "x = torch.zeros(2).mlu()", ""]).encode()
+
+
+def test_atomic_write_keeps_the_old_file_when_the_write_fails(tmp_path, monkeypatch):
+    import os
+
+    from porter.core.files import write_atomically
+
+    target = tmp_path / "train.py"
+    target.write_bytes(b"old")
+    write_atomically(target, b"new", mode=0o755)
+    assert target.read_bytes() == b"new" and (target.stat().st_mode & 0o777) == 0o755
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(OSError):
+        write_atomically(target, b"newer")
+    assert target.read_bytes() == b"new"
+    assert [p.name for p in tmp_path.iterdir()] == ["train.py"]  # no temporary file left behind
+
+
+def test_atomic_write_never_follows_a_link_at_its_temporary_name(tmp_path):
+    import os
+
+    from porter.core.files import write_atomically
+
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"keep")
+    target = tmp_path / "train.py"
+    (tmp_path / f".train.py.{os.getpid()}.porter-tmp").symlink_to(outside)
+    with pytest.raises(OSError):
+        write_atomically(target, b"new")
+    assert outside.read_bytes() == b"keep"

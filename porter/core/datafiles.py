@@ -14,6 +14,8 @@ import os
 import sys
 from pathlib import Path
 
+from porter.core.files import write_atomically
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -57,9 +59,7 @@ def load_toml(raw: bytes) -> dict:
     data = tomllib.loads(raw.decode("utf-8"))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomically(path, json.dumps(data).encode("utf-8"))
     except (OSError, TypeError, ValueError):
         pass  # not cacheable (a TOML date has no JSON form) or not writable: parsed next time too
     return data

@@ -40,6 +40,19 @@ def encode_python(decoded: Decoded, text: str) -> bytes:
     return b"\xef\xbb\xbf" + data if decoded.bom else data
 
 
+def line_ending(text: str, offset: int) -> str:
+    """The line ending of the line that holds `offset` ("\r\n", "\n" or a lone "\r"), so
+    that text inserted on a new line ends like the file's own lines; "\n" when that line
+    has none (the last line)."""
+    newline = text.find("\n", offset)
+    cr = text.find("\r", offset)
+    if cr != -1 and (newline == -1 or cr < newline - 1):
+        return "\r"  # a file (or line) that ends lines with CR alone
+    if newline == -1:
+        return "\n"
+    return "\r\n" if newline > 0 and text[newline - 1] == "\r" else "\n"
+
+
 class LineIndex:
     """Maps ast positions (1-based line, UTF-8 byte column) to offsets into the text."""
 

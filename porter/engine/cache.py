@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from porter import __version__
+from porter.core.files import write_atomically
 from porter.core.model import Edit, EditRecord, FileCheck, FileResult, Finding, plain
-from porter.core.datafiles import default_cache_dir  # noqa: F401  (re-exported for callers of the cache)
 from porter.engine.parallel import map_files
 
 T = TypeVar("T")
@@ -136,14 +136,10 @@ def _read(path: Path, key: str) -> Any:
 def _write(path: Path, key: str, data: Any) -> None:
     payload = json.dumps(data, separators=(",", ":")).encode("utf-8")
     header = json.dumps({"key": key, "sha256": hashlib.sha256(payload).hexdigest()}).encode("utf-8")
-    # The temporary name is this process's own (no other live process has its pid), and
-    # the rename is atomic: a reader sees the old entry or the new one, never half of one.
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    # Atomic: a reader (another run sharing the directory) sees the old entry or the new one.
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as fh:
-            fh.write(header + b"\n" + payload)
-        os.replace(tmp, path)
+        write_atomically(path, header + b"\n" + payload)
     except OSError:
         pass  # a cache that cannot be written only costs time
 

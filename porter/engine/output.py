@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from porter.core.files import write_atomically
 from porter.core.model import FileResult
 from porter.engine.parallel import ForkedMap
 from porter.core.tree import walk
@@ -198,20 +198,9 @@ def write_in_place(run: RunResult) -> list[str]:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same directory, then rename over `path`."""
+    """Replace one of the user's files: atomically, synced to disk, keeping its mode."""
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".porter-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomically(path, data, mode=mode, durable=True)
 
 
 def _remove(path: Path) -> None:

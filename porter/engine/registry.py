@@ -28,7 +28,7 @@ from porter.filetypes.yaml_config import find_yaml, is_yaml_config
 from porter.python.analyze import find_python
 from porter.rules import ActiveRules
 
-Find = Callable[[str, bytes, ActiveRules], "Found | Skipped | None"]
+Find = Callable[[str, bytes, ActiveRules], Found | Skipped | None]
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from porter.filetypes._configtree import Node, Scalar, ScalarValue, iter_pairs, 
 from porter.rules import Rule
 
 
-from porter.rules.kinds import CONFIG_TYPES  # noqa: F401  (the config types a rule may name)
 # A mapping with one of these top-level keys is a training config (LLaMA-Factory, HF Trainer,
 # torchtune-like); names chosen because they appear in no other common config.
 _TRAINING = frozenset({"model_name_or_path", "per_device_train_batch_size", "finetuning_type", "do_train",

@@ -14,6 +14,7 @@ import re
 from dataclasses import replace
 
 from porter.core.edits import Found, apply_edits, select_edits
+from porter.core.textio import line_ending
 from porter.core.model import Edit, Finding, Skipped
 from porter.filetypes._common import TextFile, open_text
 from porter.filetypes._configtree import Mapping, Scalar, Sequence, top_keys
@@ -57,7 +58,7 @@ def _separator(text: str, parts: list[Scalar]) -> str:
         return text[parts[0].end:parts[1].start]
     line_start = text.rfind("\n", 0, parts[0].start) + 1
     indent = text[line_start:parts[0].start]
-    newline = "\r\n" if text[:line_start].endswith("\r\n") else "\n"
+    newline = line_ending(text, line_start - 1) if line_start else "\n"
     return "," + newline + indent if not indent.strip() else ", "
 
 

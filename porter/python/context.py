@@ -1,14 +1,14 @@
 """What the Python rule kinds see of one file, built in one walk of its `ast`.
 
-The walk records each node's parent, groups nodes by type for the kinds, and notes which
-string constants are docstrings, so no kind has to walk the tree again.
+The walk records each node's parent and groups nodes by type for the kinds, so no kind has
+to walk the tree again.
 """
 
 from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 from porter.core.model import Edit, Finding
@@ -16,7 +16,6 @@ from porter.python.resolve import ImportMap
 from porter.rules import Rule
 from porter.core.textio import LineIndex
 
-_DOC_OWNERS = frozenset({ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef})
 # Fields that never hold a node. `ctx` (Load/Store) holds shared singletons no kind needs.
 _LEAF_FIELDS = frozenset({"id", "ctx", "attr", "arg", "name", "module", "level", "kind", "type_comment",
                           "conversion", "is_async", "asname", "n", "s", "simple", "tag"})
@@ -38,16 +37,13 @@ class FileContext:
     imports: ImportMap
     parents: dict[ast.AST, ast.AST]
     by_type: dict[type, list[ast.AST]]
-    docstrings: set[int]  # ids of Constant nodes that are docstrings
     target: str
     version: str | None = None
-    extra: dict = field(default_factory=dict)
 
     @classmethod
     def build(cls, path: str, text: str, tree: ast.Module, target: str, version: str | None = None) -> FileContext:
         parents: dict[ast.AST, ast.AST] = {}
         by_type: dict[type, list[ast.AST]] = defaultdict(list)
-        docstrings: set[int] = set()
         # A hand-rolled walk over only the fields that can hold nodes (see _child_fields):
         # ast.iter_child_nodes costs a generator and a getattr per field, and this is the
         # hot loop of every parsed file.
@@ -61,10 +57,6 @@ class FileContext:
             fields = _CHILD_FIELDS.get(node_type)
             if fields is None:
                 fields = _child_fields(node_type)
-            if node_type in _DOC_OWNERS and node.body:
-                first = node.body[0]
-                if type(first) is ast.Expr and type(first.value) is ast.Constant and isinstance(first.value.value, str):
-                    docstrings.add(id(first.value))
             for name in fields:
                 value = getattr(node, name)
                 if type(value) is list:
@@ -78,7 +70,7 @@ class FileContext:
         imports = ImportMap.from_nodes(
             by_type.get(ast.Import, []) + by_type.get(ast.ImportFrom, []), tree.body
         )
-        return cls(path, text, tree, LineIndex(text), imports, parents, by_type, docstrings, target, version)
+        return cls(path, text, tree, LineIndex(text), imports, parents, by_type, target, version)
 
     @cached_property
     def import_chains(self) -> list[tuple[ast.AST, str]]:
@@ -116,9 +108,6 @@ class FileContext:
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         return self.index.node_span(node)
-
-    def is_docstring(self, node: ast.AST) -> bool:
-        return id(node) in self.docstrings
 
     def is_bare_string_statement(self, node: ast.AST) -> bool:
         """A string constant that is a whole statement: a docstring or a comment-like string."""

@@ -23,11 +23,11 @@ import ast
 from dataclasses import dataclass
 from functools import lru_cache
 
-from porter.core.model import SEVERITIES, Finding
-from porter.tables.optables import ANY_VERSION, STATUSES, ApiEntry, ApiTable
+from porter.core.model import Finding
+from porter.tables.optables import ANY_VERSION, ApiEntry, ApiTable
 from porter.python.context import FileContext
 from porter.python.receivers import Receivers
-from porter.rules import Rule, RuleError
+from porter.rules import Rule
 
 KIND = "op-table"
 _OTHER_DEVICES = ("torch.xpu", "torch.mps", "torch.npu", "torch.mtia", "torch.hpu", "torch.backends.mps")

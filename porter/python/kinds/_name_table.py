@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 
 from porter.core.model import Finding
+from porter.core.textio import line_ending
 from porter.python.context import FileContext
 from porter.rules import Rule
 
@@ -62,7 +63,7 @@ def _split_import(ctx: FileContext, table: NameTable, node: ast.ImportFrom, rule
         parent, name = new.rsplit(".", 1)
         local = alias.asname or alias.name
         groups.setdefault(parent, []).append(name if name == local else f"{name} as {local}")
-    newline = "\r\n" if ctx.text[line_start:].split("\n", 1)[0].endswith("\r") else "\n"
+    newline = line_ending(ctx.text, line_start)
     statements = [f"from {parent} import {', '.join(names)}" for parent, names in groups.items()]
     return ctx.finding(rule, node, f"split: {'; '.join(statements)}", replacement=(newline + indent).join(statements), subject=node.module)
 

@@ -22,6 +22,7 @@ import ast
 
 from porter.python.kinds import _guards as guards
 from porter.core.model import Edit, Finding
+from porter.core.textio import line_ending
 from porter.python.context import FileContext
 from porter.rules import Rule
 
@@ -139,13 +140,8 @@ def _target_branch(ctx, rule, branch, is_first, start, end, findings, target_che
     copy = "".join(pieces)
     line_start = ctx.index.starts[branch.lineno - 1]
     indent = ctx.text[line_start:start]
-    newline = _newline(ctx.text, end)
+    newline = line_ending(ctx.text, end)
     if is_first:  # the new branch takes the `if`; the CUDA branch becomes an `elif`
         replacement = copy + newline + indent + "elif"
         return ctx.finding(rule, (start, start + 2), f"device dispatch chain: added a {rule.params.get('target_device', 'mlu')} branch before the CUDA branch", replacement=replacement)
     return ctx.finding(rule, (start, start), f"device dispatch chain: added a {rule.params.get('target_device', 'mlu')} branch before the CUDA branch", replacement=copy + newline + indent)
-
-
-def _newline(text: str, near: int) -> str:
-    i = text.find("\n", near)
-    return "\r\n" if i > 0 and text[i - 1] == "\r" else "\n"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from porter.core.model import Finding
+from porter.core.textio import line_ending
 from porter.python.context import FileContext
 from porter.rules import Rule
 
@@ -79,7 +80,9 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
         indent = ctx.text[line_start:ctx.span(target)[0]]
         if indent.strip():  # `x = 1; import torch`: no clean place on that line
             continue
-        rest = ctx.text[ctx.span(target)[1]:].split("\n", 1)[0].strip()
+        end_line, _ = ctx.index.line_col(ctx.span(target)[1])
+        line_end = ctx.index.starts[end_line] if end_line < len(ctx.index.starts) else len(ctx.text)
+        rest = ctx.text[ctx.span(target)[1]:line_end].strip()  # what follows on its line (any line ending)
         if after and rest and not rest.startswith("#"):
             after = False  # `import torch; torch.cuda...` on one line: put ours before it
         if after:
@@ -91,7 +94,7 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
             replacement = newline + indent + f"import {module}"
         else:
             at = line_start + len(indent)
-            newline = "\r\n" if ctx.text[line_start:].split("\n", 1)[0].endswith("\r") else "\n"
+            newline = line_ending(ctx.text, line_start)
             replacement = f"import {module}" + newline + indent
         findings = findings + [ctx.finding(rule, (at, at), f"import {module}", replacement=replacement)]
     return findings

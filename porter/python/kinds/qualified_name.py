@@ -15,6 +15,7 @@ import ast
 from collections.abc import Iterable
 
 from porter.python.kinds._name_table import NameTable, check_import, check_import_from
+from porter.core.textio import line_ending
 from porter.core.model import Finding
 from porter.python.context import FileContext
 from porter.rules import Rule
@@ -141,7 +142,7 @@ def _keyword_edit(ctx: FileContext, rule: Rule, node: ast.AST, keywords: dict, q
             last_line = ctx.index.line_col(ctx.span(args[-1])[0])[0]
             line_text = ctx.index.line_text(last_line)
             indent = line_text[: len(line_text) - len(line_text.lstrip())]
-            newline = "\r\n" if "\r\n" in between else "\n"
+            newline = line_ending(ctx.text, last_end)
             comma = between.find(",")
             at = last_end + comma + 1 if comma >= 0 else last_end
             text = ("" if comma >= 0 else ",") + "".join(f"{newline}{indent}{kw}," for kw in missing)
