@@ -6,12 +6,15 @@
   text the rule saw is not made;
 - the parse-after-fix refusal (core/edits.fix with the file type's `verify`): a Python file
   that would not parse after porter's edits is left as it was and reported failed;
-- the TOML verify of pyproject.toml: the same for a pyproject that would not load.
+- the TOML verify of pyproject.toml, the JSON verify of notebooks and JSON configs and the
+  YAML verify of YAML configs: the same for a file that would not load.
 """
 
 from __future__ import annotations
 
 import ast
+
+import pytest
 
 from porter.core.edits import Found, fix
 from porter.core.model import Edit, Finding
@@ -77,3 +80,39 @@ def test_a_pyproject_edit_that_would_not_load_is_refused(monkeypatch):
     assert result.status == "failed"
     assert result.new_bytes is None
     assert "invalid TOML" in result.reason
+
+
+def test_a_notebook_edit_that_would_not_load_is_refused(monkeypatch):
+    import porter.filetypes.notebook as notebook
+    from porter.core.model import Edit as JsonEdit
+
+    real = notebook._rewrite
+
+    def breaking(text, parts, in_list, edits, ascii_only):
+        return [(JsonEdit(e.rule, e.start, e.end, e.replacement + ", }"), applied)
+                for e, applied in real(text, parts, in_list, edits, ascii_only)]
+
+    monkeypatch.setattr(notebook, "_rewrite", breaking)
+    data = b'{"cells": [{"cell_type": "code", "metadata": {}, "source": ["import torch\\n", "torch.cuda.synchronize()"]}], ' \
+           b'"metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+    _, result = convert_bytes("a.ipynb", data, ActiveRules(load_rules("mlu")))
+    assert result.status == "failed"
+    assert "invalid JSON" in result.reason
+
+
+@pytest.mark.parametrize("name,text,module", [
+    ("train.yaml", "model_name_or_path: m\ndevice: cuda\n", "yaml_config"),
+    ("args.json", '{"model_name_or_path": "m", "device": "cuda"}', "json_config"),
+])
+def test_a_config_edit_that_would_not_load_is_refused(monkeypatch, name, text, module):
+    import dataclasses
+    import importlib
+
+    handler = importlib.import_module(f"porter.filetypes.{module}")
+    real = handler.match_tree
+    monkeypatch.setattr(handler, "match_tree", lambda root, rules: [
+        dataclasses.replace(hit, replacement='"unclosed: [') for hit in real(root, rules) if hit.replacement])
+    _, result = convert_bytes(name, text.encode(), ActiveRules(load_rules("mlu")))
+    assert result.status == "failed", result
+    assert "would break the file" in result.reason
+

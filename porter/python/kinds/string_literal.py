@@ -8,11 +8,16 @@ precision principle 2): docstrings and bare string statements, dictionary keys a
 subscripts (`rng_state["cuda"]` is checkpoint data), and arguments of calls named in
 `keep_in_calls` (kernel registries keyed on the CUDA device type). Triton modules, whose
 "cuda" is a backend name, are kept whole by the `device-guard` kind.
+
+A constant named for the value it holds (`CUDA = "cuda"` in an enum, `BACKEND_NCCL =
+"nccl"`) is reported, never rewritten: `DeviceType.CUDA = "mlu"` would make every check for
+CUDA answer yes on MLU. The places that compare with it need the change instead.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 
 from porter.python.kinds.literal_text import literal_body
@@ -74,6 +79,29 @@ def _is_key_lookup(ctx: FileContext, node: ast.AST, parent: ast.AST | None) -> b
     return False
 
 
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def _named_constant(ctx: FileContext, node: ast.AST, value: str) -> str | None:
+    """The name of the constant `node` is the value of, when that name says the value's
+    word (`CUDA`, `NCCL`): an UPPER_CASE name, or any attribute of an Enum-like class body."""
+    parent = ctx.parents.get(node)
+    if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1:
+        target = parent.targets[0]
+    elif isinstance(parent, ast.AnnAssign) and parent.value is node:
+        target = parent.target
+    else:
+        return None
+    if not isinstance(target, ast.Name):
+        return None
+    name = target.id
+    in_class = isinstance(ctx.parents.get(parent), ast.ClassDef)
+    if not (name.isupper() or in_class):
+        return None
+    word = re.split(r"[^A-Za-z]", value, maxsplit=1)[0].lower()
+    return name if word and word in {w.lower() for w in _WORDS.findall(name)} else None
+
+
 def _flagged(value: str, flag: set[str]) -> bool:
     """A flagged literal, or a command line that starts with one (`"nvidia-smi -L"`)."""
     return value in flag or value.split(" ", 1)[0] in flag
@@ -97,6 +125,12 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 continue  # literal parts of an f-string: handled with the whole f-string below
             if _flagged(value, flag):
                 yield ctx.finding(rule, node, subject=value)
+                continue
+            constant = _named_constant(ctx, node, value)
+            if constant is not None:
+                yield ctx.finding(rule, node, f'"{value}" is the value of {constant}, a constant named for it: kept '
+                                  f"(rewritten, every check for it would answer yes on {ctx.target.upper()}); "
+                                  "change the places that compare with it", subject=value, severity="warning")
                 continue
             yield from _rewrite(ctx, rule, node, values, prefixes)
         if prefixes:
