@@ -56,7 +56,8 @@ _LIST, _STR, _DICT, _BOOL = _f(list), _f(str), _f(dict), _f(bool)
 KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("qualified-name", {"match": _LIST}, {"replace": _DICT, "add_keywords": _DICT, "exact": _BOOL, "report": _BOOL}),
     KindSchema("method", {"attribute": _STR}, {"replace": _STR, "called": _BOOL}),
-    KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST}),
+    KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST,
+                                      "report_in_modules": _LIST, "report_in_comparisons": _BOOL}),
     KindSchema("env-var", {"names": _LIST}, {"replace": _DICT}),
     KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR}),
     KindSchema("library-import", {"actions": _f(list, choices=PACKAGE_ACTIONS)}),

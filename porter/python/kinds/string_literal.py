@@ -9,6 +9,12 @@ subscripts (`rng_state["cuda"]` is checkpoint data), and arguments of calls name
 `keep_in_calls` (kernel registries keyed on the CUDA device type). Triton modules, whose
 "cuda" is a backend name, are kept whole by the `device-guard` kind.
 
+Where a literal may not be this target's value at all, it is reported instead of rewritten:
+as an argument of a call into a module named in `report_in_modules` (Ray's collective
+groups and vLLM's weight sync know only NCCL and GLOO), and, with `report_in_comparisons`,
+compared with anything but a call into torch (`if args.backend == "nccl"` compares with a
+value a launch script or config passes, which porter may not have changed).
+
 A constant named for the value it holds (`CUDA = "cuda"` in an enum, `BACKEND_NCCL =
 "nccl"`) is reported, never rewritten: `DeviceType.CUDA = "mlu"` would make every check for
 CUDA answer yes on MLU. The places that compare with it need the change instead.
@@ -102,6 +108,31 @@ def _named_constant(ctx: FileContext, node: ast.AST, value: str) -> str | None:
     return name if word and word in {w.lower() for w in _WORDS.findall(name)} else None
 
 
+def _call_of(ctx: FileContext, node: ast.AST) -> ast.Call | None:
+    """The call `node` is an argument of (positional, keyword or starred), else None."""
+    parent = ctx.parents.get(node)
+    if isinstance(parent, ast.keyword):
+        parent = ctx.parents.get(parent)
+    return parent if isinstance(parent, ast.Call) and parent.func is not node else None
+
+
+def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
+    """Why the literal may not be a torch value here (see the module docstring), else None."""
+    modules = tuple(rule.params.get("report_in_modules", ()))
+    call = _call_of(ctx, node) if modules else None
+    if call is not None:
+        name = ctx.imports.resolve(call.func) or ""
+        if name.split(".", 1)[0] in modules:
+            return f"an argument of {name}, which does not take torch's {ctx.target} backends"
+    parent = ctx.parents.get(node)
+    if rule.params.get("report_in_comparisons") and isinstance(parent, ast.Compare):
+        others = [parent.left, *parent.comparators]
+        if not all(o is node or (isinstance(o, ast.Call) and (ctx.imports.resolve(o.func) or "").startswith("torch."))
+                   for o in others):
+            return "compared with a value porter cannot follow (a launch script or config may still pass it)"
+    return None
+
+
 def _flagged(value: str, flag: set[str]) -> bool:
     """A flagged literal, or a command line that starts with one (`"nvidia-smi -L"`)."""
     return value in flag or value.split(" ", 1)[0] in flag
@@ -125,6 +156,11 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 continue  # literal parts of an f-string: handled with the whole f-string below
             if _flagged(value, flag):
                 yield ctx.finding(rule, node, subject=value)
+                continue
+            foreign = _foreign_use(ctx, node, rule) if value in values else None
+            if foreign is not None:
+                yield ctx.finding(rule, node, f'"{value}" is {foreign}: kept; change it by hand if it is a torch backend',
+                                  subject=value, severity="warning")
                 continue
             constant = _named_constant(ctx, node, value)
             if constant is not None:
