@@ -96,15 +96,32 @@ def _flag_values(words: list[Word], flags: set[str]) -> Iterator[tuple[Word, Wor
             yield word, None, ""
 
 
+def _own_options(words: list[Word], launcher: str) -> list[Word]:
+    """The launcher's own words: up to its first positional argument (the script or image),
+    after which flags belong to the program it starts (`docker run IMAGE python x.py --gpus 2`).
+    A word after a flag without `=` counts as that flag's value (the flags' arities are not
+    known, so a boolean flag right before the program lets one more word through)."""
+    i = len(launcher.split())
+    while i < len(words):
+        value = words[i].value
+        if value is None or not value.startswith("-"):
+            return words[:i]  # a positional word
+        if "=" not in value and i + 1 < len(words) and not (words[i + 1].value or "").startswith("-"):
+            i += 1  # the flag's value
+        i += 1
+    return words
+
+
 def launcher_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterator[Finding]:
     """Launcher flags that select devices in CUDA's terms (`deepspeed --include`, `torchrun --nproc_per_node gpu`)."""
     for command in script.nodes("command"):
         words = command_words(command)
         names = identities(words)
         for rule in rules:
-            if not names & set(rule.params["launchers"]):
+            launcher = next((name for name in rule.params["launchers"] if name in names), None)
+            if launcher is None:
                 continue
-            for flag, _, value in _flag_values(words, set(rule.params["flags"])):
+            for flag, _, value in _flag_values(_own_options(words, launcher), set(rule.params["flags"])):
                 wanted = rule.params.get("values")
                 if wanted is None or any(fnmatch.fnmatchcase(value, w) for w in wanted):
                     shown = f"{flag.value.partition('=')[0]} {value}".strip()
