@@ -8,6 +8,8 @@ parse their `!` lines on their own and map them back themselves.
 from __future__ import annotations
 
 import fnmatch
+import posixpath
+import re
 from collections.abc import Iterator
 
 from tree_sitter import Node
@@ -18,6 +20,8 @@ from porter.filetypes._configtree import Scalar
 from porter.filetypes._shell_syntax import Script, Word, command_words, identities
 from porter.python.kinds.env_var import assigned_names, renamed_variable, rule_for_name  # the same rename table as the Python rule
 from porter.core.model import Finding
+from porter.filetypes.requirements import pip_argument_verdicts
+from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
 from porter.rules import ActiveRules, Rule
 
 
@@ -202,3 +206,36 @@ def setup_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterato
             if identities(words) & set(rule.params["launchers"]):
                 yield file.finding(rule, script.span(words[0].node))
                 break
+
+
+_PIP = re.compile(r"pip[\d.]*")
+
+
+def _pip_install_arguments(words: list[Word]) -> list[Word] | None:
+    """The arguments of `pip install`, `python -m pip install` or `uv pip install`, else None."""
+    values = [w.value for w in words]
+    for i, value in enumerate(values[:-1]):
+        name = posixpath.basename(value or "")
+        if _PIP.fullmatch(name) and values[i + 1] == "install":
+            return words[i + 2:]
+        if name == "-m" and _PIP.fullmatch(values[i + 1] or "") and values[i + 2:i + 3] == ["install"]:
+            return words[i + 3:]
+    return None
+
+
+def pip_install_findings(file: TextFile, script: Script, rules: ActiveRules) -> Iterator[Finding]:
+    """What `pip install` lines install, reviewed like a requirements file (reported: a
+    command line is not a place porter edits packages in)."""
+    policy = RequirementPolicy.build(rules.rules)
+    if policy is None:
+        return
+    for command in script.nodes("command"):
+        arguments = _pip_install_arguments(command_words(command))
+        if not arguments:
+            continue
+        literal = [w for w in arguments if w.value is not None]  # `$PKG` is unknown here
+        reviewed = iter(pip_argument_verdicts(policy, [w.value for w in literal]))
+        for word, verdicts in reviewed:
+            at = next(w for w in literal if w.value == word)
+            start = script.span(at.node)[0] + len(at.quote)
+            yield from requirement_findings(policy, file.path, file.index, start, start, None, verdicts)

@@ -82,6 +82,8 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("container-env-var", {}, {"from_rule": _f(str, rule_of_kind="env-var"), "names": _LIST},
                example_file="Dockerfile"),
     KindSchema("compose-key", {"match": _DICT}, example_file="docker-compose.yml"),
+    # A notebook cell that does not parse as Python after IPython syntax is masked.
+    KindSchema("notebook-cell", {}, example_file="notebook.ipynb"),
 )}
 
 # The kinds the Python pipeline runs per parsed file, in order.
