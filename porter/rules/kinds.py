@@ -60,7 +60,7 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST,
                                       "report_in_modules": _LIST, "report_in_comparisons": _BOOL}),
     KindSchema("env-var", {"names": _LIST}, {"replace": _DICT}),
-    KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR}),
+    KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL}),
     KindSchema("library-import", {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
     KindSchema("requirement-string", {"on": _f(str, choices=REQUIREMENT_OUTCOMES)}, {"url_patterns": _LIST},
                example_file="requirements.txt"),
