@@ -15,9 +15,12 @@ from porter.commands.options import (
     checked_version,
     chosen_cache_dir,
     codes,
+    config_options,
+    file_selection,
     ignore_option,
     jobs_option,
-    target_option,
+    resolve_settings,
+    settings_text,
     version_option,
 )
 from porter.rules import TARGETS, RuleError, Selection
@@ -26,27 +29,58 @@ _RANK = {"info": 0, "warning": 1, "error": 2}
 
 
 @click.command("check")
-@click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@target_option
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
+              help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` of the configuration.")
 @version_option
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "sarif", "github")), default="text", show_default=True)
-@click.option("--fail-on", type=click.Choice(("error", "warning")), default="error", show_default=True, help="Lowest severity that makes the check fail (exit 1).")
+@click.option("--fail-on", type=click.Choice(("error", "warning")), default=None, help="Lowest severity that makes the check fail (exit 1; default: error).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the check (usage and internal errors still exit 2).")
-@click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated). On hip, PRT903 (unknown APIs) runs only when named here.")
+@click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated; replaces the configured select). On hip, PRT903 (unknown APIs) runs only when named here.")
+@click.option("--extend-select", default=None, help="Rules to add to the selection (comma-separated), e.g. PRT003 (unused suppressions).")
 @ignore_option
+@click.option("--exclude", multiple=True, help="Leave out files and folders matching this gitignore-style pattern (repeatable; replaces the configured exclude).")
+@click.option("--extend-exclude", multiple=True, help="Like --exclude, in addition to the configured exclude.")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Leave out what .gitignore files ignore (default: yes).")
+@click.option("--force-exclude", is_flag=True, help="Apply the exclusions to files named on the command line too (for pre-commit).")
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Accept the findings recorded in this file; only new ones are shown and fail.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Record every current finding in this file and exit 0.")
+@config_options
 @jobs_option
 @cache_options
-def check(src: Path, target: str, version: str | None, fmt: str, fail_on: str, exit_zero: bool, select: str | None,
-          ignore: str | None, baseline: Path | None, write_baseline: Path | None, jobs: int | None,
+def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt: str, fail_on: str | None, exit_zero: bool,
+          select: str | None, extend_select: str | None, ignore: str | None, exclude: tuple[str, ...],
+          extend_exclude: tuple[str, ...], respect_gitignore: bool | None, force_exclude: bool, baseline: Path | None,
+          write_baseline: Path | None, config: Path | None, isolated: bool, show_settings: bool, jobs: int | None,
           cache_dir: Path | None, no_cache: bool) -> None:
-    """Report what porter would change in SRC and the torch APIs TARGET cannot run. Writes nothing."""
+    """Report what porter would change in PATHS (a tree, or files as pre-commit passes them;
+    default: .) and the torch APIs TARGET cannot run. Writes nothing.
+
+    Settings come from [tool.porter] in pyproject.toml or porter.toml, found by walking up
+    from the first path; options override them (`porter config` shows the result).
+    """
     from porter.check.baseline import BaselineError
-    version = checked_version(target, version)
-    selection = Selection(version, codes(select), codes(ignore))
+    from porter.config import ConfigError
+
+    paths = paths or (Path("."),)
     try:
-        code = _run_check(src, target, selection, jobs, fmt, fail_on, baseline, write_baseline, chosen_cache_dir(cache_dir, no_cache))
+        settings = resolve_settings(paths[0], config, isolated, target=target, target_version=version,
+                                    select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
+                                    exclude=exclude or None, extend_exclude=extend_exclude,
+                                    respect_gitignore=respect_gitignore, baseline=baseline, fail_on=fail_on)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if show_settings:
+        click.echo(settings_text(settings, paths[0]), nl=False)
+        return
+    if settings.target is None:
+        raise click.UsageError("no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml")
+    version = checked_version(settings.target, settings.target_version)
+    selection = Selection(version, settings.select, settings.ignore, extend=settings.extend_select)
+    try:
+        src, files = file_selection(paths, settings, force_exclude)
+        code = _run_check(src, settings.target, selection, jobs, fmt, settings.fail_on, settings.baseline, write_baseline,
+                          chosen_cache_dir(cache_dir, no_cache), files)
     except (RuleError, BaselineError, OSError) as exc:
         click.echo(f"porter: error: {exc}", err=True)
         code = 2
@@ -56,8 +90,24 @@ def check(src: Path, target: str, version: str | None, fmt: str, fail_on: str, e
     sys.exit(0 if code == 1 and exit_zero else code)
 
 
+@click.command("config")
+@click.argument("path", required=False, type=click.Path(exists=True, path_type=Path))
+@click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Read this configuration file instead of looking for one.")
+def config_cmd(path: Path | None, config: Path | None) -> None:
+    """Print the settings porter resolves for PATH (default: .) and where each came from."""
+    from porter.config import ConfigError
+
+    start = path or Path(".")
+    try:
+        settings = resolve_settings(start, config, False)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+    click.echo(settings_text(settings, start), nl=False)
+
+
 def _run_check(src: Path, target: str, selection: Selection, jobs: int | None, fmt: str, fail_on: str, baseline: Path | None, write_baseline: Path | None,
-               cache_dir: Path | None) -> int:
+               cache_dir: Path | None, files=None) -> int:
     """Check, print, and return the exit code (before --exit-zero)."""
     from porter.check.baseline import load_baseline, split_accepted, write_baseline as write
     from porter.check.formats import RENDERERS
@@ -65,7 +115,7 @@ def _run_check(src: Path, target: str, selection: Selection, jobs: int | None, f
     from porter.check.run import check_tree
     from porter.rules import load_rules
 
-    result = check_tree(src, target, selection, jobs, cache_dir)
+    result = check_tree(src, target, selection, jobs, cache_dir, files=files)
     for file in result.files:
         if file.skipped:
             click.echo(f"porter: skipped {file.path}: {file.skipped}", err=True)
