@@ -212,7 +212,8 @@ def test_ci_files_run_porter_check():
     yaml = pytest.importorskip("yaml")
     root = TREE.parents[2]
     (hook,) = yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "porter-check" and hook["entry"].startswith("porter check") and hook["pass_filenames"] is False
+    assert hook["id"] == "porter-check" and hook["entry"].startswith("porter check") and hook["pass_filenames"] is True
+    assert hook["language"] == "python" and "." not in hook["entry"].split()
     workflow = yaml.safe_load((root / "examples" / "github-workflow-porter-check.yml").read_text())
     steps = workflow["jobs"]["porter"]["steps"]
     runs = [s.get("run", "") for s in steps]
