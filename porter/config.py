@@ -40,8 +40,6 @@ CONFIG_NAMES = ("porter.toml", "pyproject.toml")
 FAIL_ON = ("error", "warning")
 DEFAULT = "default"
 COMMAND_LINE = "command line"
-# porter's own codes (about suppression comments), beside the rules' codes.
-OWN_CODES = ("PRT002", "PRT003")
 
 
 class ConfigError(ValueError):
@@ -191,10 +189,10 @@ def read_config(path: Path) -> ConfigFile:
 
 
 def known_codes(extra: tuple[str, ...] = ()) -> frozenset[str]:
-    """Every code a rule of porter has, for any target, and porter's own."""
-    from porter.rules import load_rules
+    """Every code a rule of porter has, for any target (and `extra`: a project's own rules)."""
+    from porter.rules import known_codes as porter_codes
 
-    return frozenset(r.code for t in TARGETS for r in load_rules(t).rules) | frozenset(OWN_CODES) | frozenset(extra)
+    return porter_codes() | frozenset(extra)
 
 
 def unknown_codes(codes: tuple[str, ...] | list[str], extra: tuple[str, ...] = ()) -> list[str]:

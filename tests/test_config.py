@@ -139,3 +139,8 @@ def test_option_with_unknown_code_is_a_usage_error(tmp_path):
         with_options(load_settings(tmp_path, isolated=True), ignore=("PRT8",))
     # A prefix that some rule has is fine.
     assert with_options(load_settings(tmp_path, isolated=True), select=("PRT9",)).select == ("PRT9",)
+
+
+def test_convert_rejects_unknown_codes_too(tmp_path):
+    result = run("convert", TREE, "-t", "mlu", "--diff", "--select", "PRT1,PRTX", "--no-cache")
+    assert result.exit_code == 2 and "unknown rule code 'PRTX'" in result.output

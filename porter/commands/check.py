@@ -65,7 +65,8 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
     paths = paths or (Path("."),)
     try:
         settings = resolve_settings(paths[0], config, isolated, target=target, target_version=version,
-                                    select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
+                                    select=codes(select, "--select"), extend_select=codes(extend_select, "--extend-select"),
+                                    ignore=codes(ignore, "--ignore"),
                                     exclude=exclude or None, extend_exclude=extend_exclude,
                                     respect_gitignore=respect_gitignore, baseline=baseline, fail_on=fail_on)
     except ConfigError as exc:

@@ -32,9 +32,17 @@ def chosen_cache_dir(cache_dir: Path | None, no_cache: bool) -> Path | None:
     return None if no_cache else (cache_dir or default_cache_dir())
 
 
-def codes(value: str | None) -> tuple[str, ...]:
-    """Comma-separated rule codes (or prefixes) of --select / --ignore."""
-    return tuple(c.strip() for c in (value or "").split(",") if c.strip())
+def codes(value: str | None, option: str | None = None) -> tuple[str, ...]:
+    """Comma-separated rule codes (or prefixes) of --select / --ignore; a code no rule has is
+    a usage error (exit 2), never a selection that silently matches nothing."""
+    found = tuple(c.strip() for c in (value or "").split(",") if c.strip())
+    if found:
+        from porter.config import unknown_codes
+
+        bad = unknown_codes(found)
+        if bad:
+            raise click.BadParameter(f"unknown rule code {bad[0]!r} (see `porter rules` for the list)", param_hint=option)
+    return found
 
 
 def checked_version(target: str, version: str | None) -> str | None:

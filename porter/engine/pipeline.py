@@ -13,13 +13,32 @@ from dataclasses import replace
 
 from porter.core.edits import Found, fix
 from porter.core.model import FileCheck, FileResult, Finding, Skipped
+from porter.core.suppress import problems as suppression_problems
 from porter.engine.registry import file_type, type_for
 from porter.engine.sources import HEAD
-from porter.rules import ActiveRules
+from porter.rules import ActiveRules, known_codes
+
+SUPPRESSION_KIND = "suppression-comment"
 
 
 def find(rel: str, data: bytes, kind: str, rules: ActiveRules) -> Found | Skipped | None:
     return file_type(kind).find(rel, data, rules)
+
+
+def suppression_findings(rel: str, found: Found, rules: ActiveRules) -> list[Finding]:
+    """Findings of the active suppression-comment rules (PRT002 invalid, PRT003 unused) for
+    the comments of one file; run after the file's suppressions were applied."""
+    by_problem = {r.params["on"]: r for r in rules.of_kind(SUPPRESSION_KIND)}
+    if not by_problem:
+        return []
+    active = {r.code for r in rules.rules}
+    out = []
+    for p in suppression_problems(found.text, found.comments, known_codes() | {r.code for r in rules.ruleset.rules},
+                                  active, found.used):
+        rule = by_problem.get(p.kind)
+        if rule is not None:
+            out.append(Finding(rule.code, rule.severity, rel, p.line, p.col, p.message, rule.suggestion))
+    return out
 
 
 def convert_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileResult:
@@ -31,6 +50,9 @@ def convert_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileRe
         if isinstance(found, Skipped):
             return FileResult(rel, "skipped", kind=kind, reason=found.reason)
         fixed = fix(found)
+        meta = suppression_findings(rel, found, rules)
+        if meta:
+            fixed = replace(fixed, findings=fixed.findings + tuple(meta))
         if fixed.refused is not None:
             return FileResult(rel, "failed", kind=kind, findings=fixed.findings, apis=found.apis,
                               reason=f"porter's edits would break the file ({fixed.refused}); file left unchanged")
@@ -57,6 +79,7 @@ def check_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileChec
         if isinstance(found, Skipped):
             return FileCheck(rel, kind, skipped=found.reason)
         findings, suppressed = found.unsuppressed()
+        findings += suppression_findings(rel, found, rules)
         if not findings:
             return FileCheck(rel, kind, (), (), found.apis, suppressed)
         findings = [_as_check(f) for f in findings]

@@ -21,6 +21,7 @@ PACKAGE_ACTIONS = ("keep", "replace", "drop", "flag")  # a package table entry's
 REQUIREMENT_OUTCOMES = ("drop", "replace", "flag", "note", "local-version", "index-url", "unparsed")
 CONFIG_TYPES = ("training", "accelerate", "deepspeed")
 SEVERITIES = ("error", "warning", "info")
+SUPPRESSION_PROBLEMS = ("invalid", "unused")  # what a suppression-comment rule reports
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,8 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     # Either `from_rule` (an env-var rule whose names and renames apply) or its own `names`.
     KindSchema("container-env-var", {}, {"from_rule": _f(str, rule_of_kind="env-var"), "names": _LIST}),
     KindSchema("compose-key", {"match": _DICT}),
+    # porter's own findings about `# porter: ignore[...]` comments (porter/engine/pipeline.py).
+    KindSchema("suppression-comment", {"on": _f(str, choices=SUPPRESSION_PROBLEMS)}, {"opt_in": _BOOL}),
 )}
 
 # The kinds the Python pipeline runs per parsed file, in order.

@@ -162,6 +162,12 @@ def load_rule_files(paths: list[Path], target: str) -> RuleSet:
     return RuleSet(target, tuple(rules), digest.hexdigest()[:16])
 
 
+def known_codes() -> frozenset[str]:
+    """Every code a rule of porter has, for any target (a suppression or an option may name a
+    code of the other target: a repository can be checked for both)."""
+    return frozenset(r.code for t in TARGETS for r in load_rules(t).rules)
+
+
 @lru_cache(maxsize=None)
 def load_rules(target: str) -> RuleSet:
     """The rules that ship with porter for `target`."""
