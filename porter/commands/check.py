@@ -45,14 +45,16 @@ _RANK = {"info": 0, "warning": 1, "error": 2}
 @click.option("--force-exclude", is_flag=True, help="Apply the exclusions to files named on the command line too (for pre-commit).")
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Accept the findings recorded in this file; only new ones are shown and fail.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Record every current finding in this file and exit 0.")
+@click.option("--quiet", "-q", is_flag=True, help="Print the findings only: no summary, no notes on stderr.")
+@click.option("--verbose", "-v", is_flag=True, help="Also say which settings and files were used, on stderr.")
 @config_options
 @jobs_option
 @cache_options
 def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt: str, fail_on: str | None, exit_zero: bool,
           select: str | None, extend_select: str | None, ignore: str | None, exclude: tuple[str, ...],
           extend_exclude: tuple[str, ...], respect_gitignore: bool | None, force_exclude: bool, baseline: Path | None,
-          write_baseline: Path | None, config: Path | None, isolated: bool, show_settings: bool, jobs: int | None,
-          cache_dir: Path | None, no_cache: bool) -> None:
+          write_baseline: Path | None, quiet: bool, verbose: bool, config: Path | None, isolated: bool,
+          show_settings: bool, jobs: int | None, cache_dir: Path | None, no_cache: bool) -> None:
     """Report what porter would change in PATHS (a tree, or files as pre-commit passes them;
     default: .) and the torch APIs TARGET cannot run. Writes nothing.
 
@@ -76,12 +78,17 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
         return
     if settings.target is None:
         raise click.UsageError("no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml")
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose cannot be combined")
     version = checked_version(settings.target, settings.target_version)
     selection = Selection(version, settings.select, settings.ignore, extend=settings.extend_select)
+    if verbose:
+        click.echo(f"porter: settings: {settings.config.label if settings.config else 'no configuration file'}; "
+                   f"target {settings.target} {version or ''}".rstrip(), err=True)
     try:
         src, files = file_selection(paths, settings, force_exclude)
         code = _run_check(src, settings.target, selection, jobs, fmt, settings.fail_on, settings.baseline, write_baseline,
-                          chosen_cache_dir(cache_dir, no_cache), files)
+                          chosen_cache_dir(cache_dir, no_cache), files, -1 if quiet else 1 if verbose else 0)
     except (RuleError, BaselineError, OSError) as exc:
         click.echo(f"porter: error: {exc}", err=True)
         code = 2
@@ -108,20 +115,26 @@ def config_cmd(path: Path | None, config: Path | None) -> None:
 
 
 def _run_check(src: Path, target: str, selection: Selection, jobs: int | None, fmt: str, fail_on: str, baseline: Path | None, write_baseline: Path | None,
-               cache_dir: Path | None, files=None) -> int:
+               cache_dir: Path | None, files=None, verbosity: int = 0) -> int:
     """Check, print, and return the exit code (before --exit-zero)."""
     from porter.check.baseline import load_baseline, split_accepted, write_baseline as write
     from porter.check.formats import RENDERERS
-    from porter.check.shown import Shown, display_root
+    from porter.check.shown import Shown, display_root, use_color
     from porter.check.run import check_tree
     from porter.rules import load_rules
 
     result = check_tree(src, target, selection, jobs, cache_dir, files=files)
     for file in result.files:
-        if file.skipped:
+        if file.skipped and verbosity >= 0:
             click.echo(f"porter: skipped {file.path}: {file.skipped}", err=True)
-        if file.error:
+        if file.error:  # a porter bug: said even with --quiet
             click.echo(f"porter: failed {file.path}: {file.error}", err=True)
+    if verbosity > 0:
+        handled = [f for f in result.files if f.kind != "other"]
+        click.echo(f"porter: {len(result.files)} file(s) scanned in {src}, {len(handled)} of a type porter reads"
+                   + (f"; per-file ignores and excludes from {files.anchor}" if files is not None and files.anchor else ""), err=True)
+        for file in handled:
+            click.echo(f"porter:   {file.kind:<12} {file.path}", err=True)
     if write_baseline is not None:
         count = write(write_baseline, result, result.findings)
         click.echo(f"porter: wrote {count} finding(s) to the baseline {write_baseline}", err=True)
@@ -129,8 +142,9 @@ def _run_check(src: Path, target: str, selection: Selection, jobs: int | None, f
     findings, accepted = result.findings, 0
     if baseline is not None:
         findings, accepted = split_accepted(findings, load_baseline(baseline, result.target))
-    shown = Shown(result, load_rules(result.target), findings, accepted, display_root(src))
-    click.echo(RENDERERS[fmt](shown), nl=False)
+    color = fmt == "text" and use_color(click.get_text_stream("stdout").isatty())
+    shown = Shown(result, load_rules(result.target), findings, accepted, display_root(src), color, verbosity >= 0)
+    click.echo(RENDERERS[fmt](shown), nl=False, color=color)  # click would strip colours off a pipe
     if any(file.error for file in result.files):
         return 2
     return 1 if any(_RANK[c.finding.severity] >= _RANK[fail_on] for c in findings) else 0

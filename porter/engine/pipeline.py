@@ -12,7 +12,7 @@ import hashlib
 from dataclasses import replace
 
 from porter.core.edits import Found, fix
-from porter.core.model import FileCheck, FileResult, Finding, Skipped
+from porter.core.model import REWRITE_PREFIX, FileCheck, FileResult, Finding, Skipped
 from porter.core.suppress import problems as suppression_problems
 from porter.engine.registry import file_type, type_for
 from porter.engine.sources import HEAD
@@ -94,7 +94,7 @@ def _as_check(finding: Finding) -> Finding:
     """A finding that carries an edit: in check it is reported, not applied."""
     if finding.edit is None:
         return finding
-    return replace(finding, message=f"would be rewritten: {finding.message}", edit=None)
+    return replace(finding, message=f"{REWRITE_PREFIX}{finding.message}", edit=None)
 
 
 def convert_bytes(rel: str, data: bytes, rules: ActiveRules) -> tuple[str | None, FileResult]:

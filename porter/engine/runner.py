@@ -144,7 +144,7 @@ def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: 
     tree = _read_tree(
         src, rules, exclude, with_lora=True,
         unreadable=lambda rel, why: FileCheck(rel, skipped=why),
-        other=lambda rel: None,
+        other=lambda rel: FileCheck(rel),
         kept=lambda rel, kind, finding: FileCheck(rel, kind, (finding,), ("",)),
         files=files,
     )
