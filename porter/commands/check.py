@@ -142,7 +142,7 @@ def _run_check(src: Path, target: str, selection: Selection, jobs: int | None, f
     findings, accepted = result.findings, 0
     if baseline is not None:
         findings, accepted = split_accepted(findings, load_baseline(baseline, result.target))
-    color = fmt == "text" and use_color(click.get_text_stream("stdout").isatty())
+    color = fmt == "text" and use_color(getattr(sys.stdout, "isatty", lambda: False)())
     shown = Shown(result, load_rules(result.target), findings, accepted, display_root(src), color, verbosity >= 0)
     click.echo(RENDERERS[fmt](shown), nl=False, color=color)  # click would strip colours off a pipe
     if any(file.error for file in result.files):
