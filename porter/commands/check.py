@@ -7,6 +7,7 @@ internal error; --exit-zero turns 1 into 0, never 2.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 import click
 
@@ -16,16 +17,12 @@ from porter.commands.options import (
     chosen_cache_dir,
     codes,
     config_options,
-    file_selection,
     ignore_option,
     jobs_option,
-    resolve_settings,
     settings_text,
     version_option,
 )
-from porter.rules import TARGETS, RuleError, Selection
-
-_RANK = {"info": 0, "warning": 1, "error": 2}
+from porter.rules import TARGETS, RuleError
 
 
 @click.command("check")
@@ -61,16 +58,16 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
     Settings come from [tool.porter] in pyproject.toml or porter.toml, found by walking up
     from the first path; options override them (`porter config` shows the result).
     """
+    from porter.api import check as run_check, settings_for
     from porter.check.baseline import BaselineError
     from porter.config import ConfigError
 
     paths = paths or (Path("."),)
     try:
-        settings = resolve_settings(paths[0], config, isolated, target=target, target_version=version,
-                                    select=codes(select, "--select"), extend_select=codes(extend_select, "--extend-select"),
-                                    ignore=codes(ignore, "--ignore"),
-                                    exclude=exclude or None, extend_exclude=extend_exclude,
-                                    respect_gitignore=respect_gitignore, baseline=baseline, fail_on=fail_on)
+        settings = settings_for(paths[0], config or not isolated, target=target, target_version=version,
+                                select=codes(select, "--select"), extend_select=codes(extend_select, "--extend-select"),
+                                ignore=codes(ignore, "--ignore"), exclude=exclude or None, extend_exclude=extend_exclude,
+                                respect_gitignore=respect_gitignore, baseline=baseline, fail_on=fail_on)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
     if show_settings:
@@ -80,16 +77,17 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
         raise click.UsageError("no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml")
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose cannot be combined")
-    version = checked_version(settings.target, settings.target_version)
-    selection = Selection(version, settings.select, settings.ignore, extend=settings.extend_select)
+    settings = replace(settings, target_version=checked_version(settings.target, settings.target_version),
+                       baseline=None if write_baseline is not None else settings.baseline)
+    verbosity = -1 if quiet else 1 if verbose else 0
     if verbose:
         click.echo(f"porter: settings: {settings.config.label if settings.config else 'no configuration file'}; "
-                   f"target {settings.target} {version or ''}".rstrip(), err=True)
+                   f"target {settings.target} {settings.target_version or ''}".rstrip(), err=True)
     try:
-        src, files = file_selection(paths, settings, force_exclude)
-        code = _run_check(src, settings.target, selection, jobs, fmt, settings.fail_on, settings.baseline, write_baseline,
-                          chosen_cache_dir(cache_dir, no_cache), files, -1 if quiet else 1 if verbose else 0)
-    except (RuleError, BaselineError, OSError) as exc:
+        report = run_check(paths, settings=settings, force_exclude=force_exclude, jobs=jobs,
+                           cache_dir=chosen_cache_dir(cache_dir, no_cache))
+        code = _show(report, fmt, write_baseline, verbosity)
+    except (RuleError, BaselineError, OSError, ConfigError) as exc:
         click.echo(f"porter: error: {exc}", err=True)
         code = 2
     except Exception as exc:  # a porter bug: say so, and never let --exit-zero hide it
@@ -104,50 +102,39 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
               help="Read this configuration file instead of looking for one.")
 def config_cmd(path: Path | None, config: Path | None) -> None:
     """Print the settings porter resolves for PATH (default: .) and where each came from."""
+    from porter.api import settings_for
     from porter.config import ConfigError
 
     start = path or Path(".")
     try:
-        settings = resolve_settings(start, config, False)
+        settings = settings_for(start, config or True)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
     click.echo(settings_text(settings, start), nl=False)
 
 
-def _run_check(src: Path, target: str, selection: Selection, jobs: int | None, fmt: str, fail_on: str, baseline: Path | None, write_baseline: Path | None,
-               cache_dir: Path | None, files=None, verbosity: int = 0) -> int:
-    """Check, print, and return the exit code (before --exit-zero)."""
-    from porter.check.baseline import load_baseline, split_accepted, write_baseline as write
-    from porter.check.formats import RENDERERS
-    from porter.check.shown import Shown, display_root, use_color
-    from porter.check.run import check_tree
-    from porter.rules import load_rules
+def _show(report, fmt: str, write_baseline: Path | None, verbosity: int) -> int:
+    """Print a check's notes and findings (or write the baseline); the exit code before --exit-zero."""
+    from porter.check.baseline import write_baseline as write
+    from porter.check.shown import use_color
 
-    result = check_tree(src, target, selection, jobs, cache_dir, files=files)
-    for file in result.files:
+    for file in report.files:
         if file.skipped and verbosity >= 0:
             click.echo(f"porter: skipped {file.path}: {file.skipped}", err=True)
         if file.error:  # a porter bug: said even with --quiet
             click.echo(f"porter: failed {file.path}: {file.error}", err=True)
     if verbosity > 0:
-        handled = [f for f in result.files if f.kind != "other"]
-        click.echo(f"porter: {len(result.files)} file(s) scanned in {src}, {len(handled)} of a type porter reads"
-                   + (f"; per-file ignores and excludes from {files.anchor}" if files is not None and files.anchor else ""), err=True)
+        handled = [f for f in report.files if f.kind != "other"]
+        click.echo(f"porter: {len(report.files)} file(s) scanned in {report.root}, {len(handled)} of a type porter reads", err=True)
         for file in handled:
             click.echo(f"porter:   {file.kind:<12} {file.path}", err=True)
     if write_baseline is not None:
-        count = write(write_baseline, result, result.findings)
+        count = write(write_baseline, report.result, report.result.findings)
         click.echo(f"porter: wrote {count} finding(s) to the baseline {write_baseline}", err=True)
         return 0
-    findings, accepted = result.findings, 0
-    if baseline is not None:
-        findings, accepted = split_accepted(findings, load_baseline(baseline, result.target))
     color = fmt == "text" and use_color(getattr(sys.stdout, "isatty", lambda: False)())
-    shown = Shown(result, load_rules(result.target), findings, accepted, display_root(src), color, verbosity >= 0)
-    click.echo(RENDERERS[fmt](shown), nl=False, color=color)  # click would strip colours off a pipe
-    if any(file.error for file in result.files):
-        return 2
-    return 1 if any(_RANK[c.finding.severity] >= _RANK[fail_on] for c in findings) else 0
+    click.echo(report.render(fmt, color, verbosity >= 0), nl=False, color=color)  # click would strip colours off a pipe
+    return report.exit_code
 
 
 @click.command("ops")

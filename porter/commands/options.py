@@ -65,14 +65,6 @@ def config_options(command):
                         help="Read this configuration file (porter.toml or pyproject.toml) instead of looking for one.")(command)
 
 
-def resolve_settings(start: Path, config: Path | None, isolated: bool, **options):
-    """The configuration for `start` with the options given on the command line over it.
-    Raises porter.config.ConfigError naming the file (or the option) and the key."""
-    from porter.config import load_settings, with_options
-
-    return with_options(load_settings(start, config, isolated), **options)
-
-
 def settings_text(settings, start: Path) -> str:
     """`porter config`: each setting as TOML, with where it came from."""
     import json
@@ -89,29 +81,3 @@ def settings_text(settings, start: Path) -> str:
             text = json.dumps(value)
         lines.append(f"{key} = {text}".ljust(48) + f"  # {source}")
     return "\n".join(lines) + "\n"
-
-
-def file_selection(paths: tuple[Path, ...], settings, force_exclude: bool = False):
-    """(tree, FileSelection) for the command-line PATHS: one folder is the tree; files (as
-    pre-commit passes them) are checked alone, relative to the project's root (the
-    configuration file's folder, else the working directory)."""
-    import os
-
-    from porter.core.fileset import FileSelection, explicit_files
-
-    selection = FileSelection(tuple(settings.exclude) + tuple(settings.extend_exclude), settings.respect_gitignore,
-                              tuple(settings.per_file_ignores), settings.root, None, force_exclude)
-    if len(paths) == 1 and paths[0].is_dir():
-        return paths[0], selection
-    resolved = [p.resolve() for p in paths]
-    for candidate in (settings.root, Path.cwd()):
-        if candidate is not None and all(p.is_relative_to(candidate.resolve()) for p in resolved):
-            root = candidate
-            break
-    else:
-        root = Path(os.path.commonpath([p if p.is_dir() else p.parent for p in resolved]))
-    if root.resolve() == Path.cwd().resolve():
-        root = Path(".")
-    from dataclasses import replace
-
-    return root, replace(selection, only=explicit_files(root, selection, list(paths)))
