@@ -1,6 +1,6 @@
 """`porter check` and `porter ops`: thin click commands over porter.check and the op tables.
 
-Exit codes (DESIGN.md, as ruff): 0 clean, 1 findings at or above --fail-on, 2 usage or
+Exit codes (as ruff's): 0 clean, 1 findings at or above --fail-on, 2 usage or
 internal error; --exit-zero turns 1 into 0, never 2.
 """
 
