@@ -177,12 +177,15 @@ def read_config(path: Path) -> ConfigFile:
         check, what = _KEYS[key]
         if not check(value):
             raise ConfigError(f"{where}: key '{key}' must be {what}, got {value!r}")
+    extra: tuple[str, ...] = ()
+    if "rules" in table:
+        extra = project_codes(tuple(_rule_files(path.resolve().parent, table["rules"], where)))
     for key in _CODE_KEYS:
         for code in table.get(key, ()):
-            _check_code(code, f"{where}: key '{key}'")
+            _check_code(code, f"{where}: key '{key}'", extra)
     for glob, codes in table.get("per-file-ignores", {}).items():
         for code in codes:
-            _check_code(code, f"{where}: key 'per-file-ignores' ({glob!r})")
+            _check_code(code, f"{where}: key 'per-file-ignores' ({glob!r})", extra)
     if "target-version" in table:
         _check_version(table.get("target"), table["target-version"], f"{where}: key 'target-version'")
     return ConfigFile(path.resolve(), table)
@@ -201,8 +204,25 @@ def unknown_codes(codes: tuple[str, ...] | list[str], extra: tuple[str, ...] = (
     return [c for c in codes if not any(k.startswith(c) for k in known) or not c.startswith("PRT")]
 
 
-def _check_code(code: str, where: str) -> None:
-    if unknown_codes([code]):
+def project_codes(files: tuple[Path, ...]) -> tuple[str, ...]:
+    """The codes of a repository's own rule files, validated as porter's rules are (for every
+    target). Raises ConfigError naming the file and the key."""
+    if not files:
+        return ()
+    from porter.rules import RuleError, load_rules
+
+    codes: set[str] = set()
+    for target in TARGETS:
+        try:
+            rules = load_rules(target, files)
+        except RuleError as exc:
+            raise ConfigError(str(exc)) from exc
+        codes |= {r.code for r in rules.rules}
+    return tuple(sorted(codes))
+
+
+def _check_code(code: str, where: str, extra: tuple[str, ...] = ()) -> None:
+    if unknown_codes([code], extra):
         raise ConfigError(f"{where}: unknown rule code {code!r} (see `porter rules` for the list)")
 
 
@@ -275,7 +295,7 @@ def with_options(settings: Settings, **options: Any) -> Settings:
                 changes[attr] = value
                 continue
         for code in value if attr in ("select", "extend_select", "ignore") else ():
-            if unknown_codes([code]):
+            if unknown_codes([code], project_codes(settings.rules)):
                 raise ConfigError(f"--{key}: unknown rule code {code!r} (see `porter rules` for the list)")
         changes[attr] = value
         sources[key] = COMMAND_LINE

@@ -33,6 +33,7 @@ class ConvertOptions:
     cache_dir: Path | None = None  # None: no cache
     extend: tuple[str, ...] = ()  # extend-select (porter.config)
     files: FileSelection | None = None  # which files are scanned (default: .gitignore respected)
+    rule_files: tuple[Path, ...] = ()  # the repository's own rules (`rules` in [tool.porter])
 
 
 def patch_bytes(run: RunResult) -> bytes:
@@ -64,7 +65,7 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
     from porter.engine.runner import convert_tree
     from porter.rules import ActiveRules, Selection, load_rules
 
-    rules = load_rules(opts.target)
+    rules = load_rules(opts.target, opts.rule_files)
     active = ActiveRules(rules, Selection(opts.version, opts.select, opts.ignore, extend=opts.extend))
     cache = ResultCache(opts.cache_dir) if opts.cache_dir else None
     run = convert_tree(src, active, opts.jobs, exclude, cache, opts.files)

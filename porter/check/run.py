@@ -14,10 +14,10 @@ from porter.rules import ActiveRules, Selection, load_rules
 
 def check_tree(src: Path, target: str, selection: Selection = Selection(), jobs: int | None = None,
                cache_dir: Path | None = None, exclude: Path | None = None,
-               files: FileSelection | None = None) -> CheckResult:
+               files: FileSelection | None = None, project_rules: tuple[Path, ...] = ()) -> CheckResult:
     """Check every file under `src` for `target`. Reads only SRC; with `cache_dir`, reuses
     and stores per-file results. Raises RuleError before any work when a rule is malformed."""
-    rules = ActiveRules(load_rules(target), selection)
+    rules = ActiveRules(load_rules(target, tuple(project_rules)), selection)
     cache = ResultCache(cache_dir, encode_file_check, decode_file_check) if cache_dir else None
     checked = run_check(src, rules, jobs, exclude, cache, files)
     return CheckResult(src, target, selection.version, tuple(checked))

@@ -65,8 +65,8 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
     paths = paths or (Path("."),)
     try:
         settings = settings_for(paths[0], config or not isolated, target=target, target_version=version,
-                                select=codes(select, "--select"), extend_select=codes(extend_select, "--extend-select"),
-                                ignore=codes(ignore, "--ignore"), exclude=exclude or None, extend_exclude=extend_exclude,
+                                select=codes(select, validate=False), extend_select=codes(extend_select, validate=False),
+                                ignore=codes(ignore, validate=False), exclude=exclude or None, extend_exclude=extend_exclude,
                                 respect_gitignore=respect_gitignore, baseline=baseline, fail_on=fail_on)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc

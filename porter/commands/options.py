@@ -32,11 +32,12 @@ def chosen_cache_dir(cache_dir: Path | None, no_cache: bool) -> Path | None:
     return None if no_cache else (cache_dir or default_cache_dir())
 
 
-def codes(value: str | None, option: str | None = None) -> tuple[str, ...]:
+def codes(value: str | None, option: str | None = None, validate: bool = True) -> tuple[str, ...]:
     """Comma-separated rule codes (or prefixes) of --select / --ignore; a code no rule has is
-    a usage error (exit 2), never a selection that silently matches nothing."""
+    a usage error (exit 2), never a selection that silently matches nothing. (`validate`
+    False: the caller checks them, knowing the project's own rules too.)"""
     found = tuple(c.strip() for c in (value or "").split(",") if c.strip())
-    if found:
+    if found and validate:
         from porter.config import unknown_codes
 
         bad = unknown_codes(found)
