@@ -125,10 +125,14 @@ def rules_cmd(code: str | None, target: str | None) -> None:
         if rule.versions:
             click.echo(f"  For torch_mlu: {', '.join(rule.versions)}")
         for ex in rule.examples:
-            click.echo("\n  Example:\n" + "\n".join("    " + line for line in ex.before.splitlines()))
-            if ex.after is not None:
-                click.echo("  becomes:\n" + "\n".join("    " + line for line in ex.after.splitlines()))
+            where = f" (in {ex.file})" if ex.file else ""
+            click.echo(f"\n  Example{where}:\n" + _indented(ex.setup + "\n" + ex.before if ex.setup else ex.before))
+            click.echo("  becomes:\n" + _indented(ex.after) if ex.after is not None else "  is reported, not changed")
         click.echo("")
+
+
+def _indented(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
 
 
 @main.command("lora")

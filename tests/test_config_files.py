@@ -158,12 +158,24 @@ def test_notebook_outputs_metadata_and_layout_untouched():
     for old, new in zip(before["cells"], after["cells"]):
         assert {k: v for k, v in old.items() if k != "source"} == {k: v for k, v in new.items() if k != "source"}
     assert after["cells"][0] == before["cells"][0]
-    assert after["cells"][1]["source"] == ["import torch\n", "import torch_mlu\n", "x = torch.ones(2).mlu()\n", "x.device"]
+    assert after["cells"][1]["source"] == ["import torch\n", "import torch_mlu  # noqa: F401\n", "x = torch.ones(2).mlu()\n", "x.device"]
     assert after["cells"][2]["source"] == "%env MLU_VISIBLE_DEVICES=1\ny = torch.zeros(1, device='mlu')"
     # Only the source lines differ; everything else is the original text.
     changed = [line for line in out.decode().splitlines() if line not in data.decode().splitlines()]
-    assert changed == ['    "import torch_mlu\\n",', '    "x = torch.ones(2).mlu()\\n",',
+    assert changed == ['    "import torch_mlu  # noqa: F401\\n",', '    "x = torch.ones(2).mlu()\\n",',
                        '   "source": "%env MLU_VISIBLE_DEVICES=1\\ny = torch.zeros(1, device=\'mlu\')"']
+
+
+def test_notebook_cell_source_as_one_string_stays_one_string():
+    """nbformat allows a cell's source as one string; an edit that adds a line keeps it one
+    (it once became two strings without a list: invalid JSON)."""
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": src}
+             for src in ("import torch\n", "x = 1\n", "y = torch.zeros(2).cuda()\n")]
+    data = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1).encode()
+    _, result = convert_bytes("a.ipynb", data, ActiveRules(load_rules("mlu")))
+    assert result.status == "changed", result.reason
+    sources = [c["source"] for c in json.loads(result.new_bytes)["cells"]]
+    assert sources == ["import torch\nimport torch_mlu  # noqa: F401\n", "x = 1\n", "y = torch.zeros(2).mlu()\n"]
 
 
 def test_notebook_keeps_escape_style_and_crlf():
@@ -171,7 +183,7 @@ def test_notebook_keeps_escape_style_and_crlf():
     data = json.dumps(nb, indent=2, ensure_ascii=True).replace("\n", "\r\n").encode()
     out = _out("escaped.ipynb", data).decode()
     assert "r\\u00e9sum\\u00e9" in out and "\u00e9" not in out
-    assert '"torch.mlu.synchronize()"' in out and '"import torch_mlu\\n",\r\n        "torch' in out
+    assert '"torch.mlu.synchronize()"' in out and '"import torch_mlu  # noqa: F401\\n",\r\n        "torch' in out
     assert out.count("\r\n") == data.decode().count("\r\n") + 1  # one inserted element, same line endings
 
 

@@ -1,8 +1,7 @@
 """The op scan: which torch APIs a file uses and what the target's table says about them.
 
-Fixture cases under fixtures/check/ops/<target>/<CODE>/ follow the rule-fixture convention
-(`change*` must fire, `keep*` must not, `expect: CODE` lines must carry it); small inline
-cases pin the receiver reading and the message.
+The op-table rules' fixture cases live with every rule's, under fixtures/rules/<target>/PRT90x/
+(tests/test_rule_fixtures.py); small inline cases here pin the receiver reading and the message.
 """
 
 from __future__ import annotations
@@ -11,45 +10,19 @@ import ast
 
 import pytest
 
-from fixture_cases import ROOT, Case
 from porter.engine.pipeline import check_bytes
 from porter.tables.optables import load_api_table
 from porter.python.opscan import api_uses
 from porter.python.context import FileContext
 from porter.rules import ActiveRules, Selection, load_rules
 
-OPS = ROOT / "fixtures" / "check" / "ops"
 VERSIONS = {"mlu": "2.4", "hip": None}  # pinned, so a newer table does not move the cases
-CASES = [Case(p.parent.parent.name, p.parent.name, p, None) for p in sorted(OPS.glob("*/PRT*/*.py"))]
 
 
 def _findings(target: str, rel: str, source: str, select: tuple[str, ...] = ()):
     result = check_bytes(rel, source.encode(), ActiveRules(load_rules(target), Selection(VERSIONS[target], select)))
     assert result.error is None and result.skipped is None, result.error or result.skipped
     return result.findings
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_fixture(case: Case):
-    findings = _findings(case.target, case.path.name, case.path.read_text())
-    fired = {f.rule for f in findings}
-    if case.must_fire:
-        assert case.code in fired, f"{case.code} did not fire"
-    else:
-        assert case.code not in fired, [f"{f.line}: {f.message}" for f in findings if f.rule == case.code]
-    for line, codes in case.expectations().items():
-        on_line = {f.rule for f in findings if f.line == line}
-        assert codes <= on_line, f"line {line}: expected {sorted(codes - on_line)}"
-
-
-def test_every_op_rule_has_fixtures():
-    for target in ("mlu", "hip"):
-        for rule in load_rules(target).of_kind("op-table"):
-            names = [c.path.name for c in CASES if (c.target, c.code) == (target, rule.code)]
-            assert any(n.startswith("keep") for n in names), f"{target}/{rule.code}: no keep case"
-            # The HIP table marks nothing unsupported and lists no Tensor methods yet.
-            if target == "mlu" or rule.code == "PRT902":
-                assert any(n.startswith("change") for n in names), f"{target}/{rule.code}: no change case"
 
 
 def _uses(source: str, target: str = "mlu"):

@@ -46,3 +46,15 @@ def test_hip_keeps_rocm_files_too(tmp_path):
     (src / "docker" / "docker-rocm" / "Dockerfile").write_text("FROM rocm/pytorch:latest\nRUN pip install flash-attn\n")
     _, report, _ = convert(src, ConvertOptions(target="hip", out=tmp_path / "out", jobs=1))
     assert [f["rule"] for f in report["findings"]] == ["PRT190"]
+
+
+def test_other_stacks_by_path_word():
+    """Folders and files named for another stack (Intel IPEX, OpenVINO, TensorRT-LLM) are kept;
+    the word must stand alone in the path (a `tensorrt` inside another word does not count)."""
+    from porter.engine.vendor_paths import vendor_word
+    from porter.rules import load_rules
+
+    rules = load_rules("mlu").of_kind("vendor-path")
+    for rel in ("examples/ipex/chat.py", "deploy/tensorrt/build.sh", "trtllm_runner/run.py", "openvino_export.py"):
+        assert vendor_word(rel, rules) is not None, rel
+    assert vendor_word("src/extensorrtion/util.py", rules) is None

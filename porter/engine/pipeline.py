@@ -21,8 +21,18 @@ from porter.rules import ActiveRules, known_codes
 SUPPRESSION_KIND = "suppression-comment"
 
 
+# Comment syntax of the file types whose pipeline may answer "nothing here" before looking at
+# comments: their suppression comments are still checked (a bare `# porter: ignore` in a file
+# no rule touches is reported too). JSON and notebooks (JSON) have none.
+_NO_COMMENTS = ("json", "notebook")
+
+
 def find(rel: str, data: bytes, kind: str, rules: ActiveRules) -> Found | Skipped | None:
-    return file_type(kind).find(rel, data, rules)
+    found = file_type(kind).find(rel, data, rules)
+    if found is None and kind not in _NO_COMMENTS and rules.of_kind(SUPPRESSION_KIND) and b"porter" in data.lower():
+        # Screened out (nothing for the rules): only its suppression comments are left to check.
+        return Found(data.decode("utf-8", "replace"), [], str.encode, "python" if kind == "python" else "hash")
+    return found
 
 
 def suppression_findings(rel: str, found: Found, rules: ActiveRules) -> list[Finding]:

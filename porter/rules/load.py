@@ -94,11 +94,7 @@ def parse_rule(path: Path, index: int, table: dict[str, Any], target: str) -> Ru
         raise RuleError(f"{path}: {where}: key 'severity' must be one of {', '.join(SEVERITIES)}")
     if table["applicability"] not in APPLICABILITY:
         raise RuleError(f"{path}: {where}: key 'applicability' must be one of {', '.join(APPLICABILITY)}")
-    examples = []
-    for ex in table["examples"]:
-        if not isinstance(ex, dict) or "before" not in ex or set(ex) - {"before", "after"}:
-            raise RuleError(f"{path}: {where}: key 'examples' entries need 'before' and optional 'after' only")
-        examples.append(Example(ex["before"], ex.get("after")))
+    examples = [_example(path, where, ex) for ex in table["examples"]]
     if not examples:
         raise RuleError(f"{path}: {where}: key 'examples' needs at least one example")
     params = {k: v for k, v in table.items() if schema.field(k) is not None}
@@ -121,10 +117,30 @@ def parse_rule(path: Path, index: int, table: dict[str, Any], target: str) -> Ru
     )
 
 
+_EXAMPLE_KEYS = {"before": str, "after": str, "setup": str, "file": str, "also": list}
+
+
+def _example(path: Path, where: str, ex: object) -> Example:
+    if not isinstance(ex, dict) or "before" not in ex:
+        raise RuleError(f"{path}: {where}: key 'examples' entries are tables with a 'before'")
+    for key, value in ex.items():
+        if key not in _EXAMPLE_KEYS:
+            raise RuleError(f"{path}: {where}: unknown key '{key}' in an example "
+                            f"(known: {', '.join(_EXAMPLE_KEYS)})")
+        if not isinstance(value, _EXAMPLE_KEYS[key]):
+            raise RuleError(f"{path}: {where}: example key '{key}' must be a {_EXAMPLE_KEYS[key].__name__}")
+    return Example(ex["before"], ex.get("after"), ex.get("setup", ""), ex.get("file"), tuple(ex.get("also", ())))
+
+
 def _check_references(rules: list[Rule]) -> None:
-    """A field that names another rule (`from_rule`) must name one of the right kind."""
+    """A field that names another rule (`from_rule`) must name one of the right kind; an
+    example's `also` must name rules of the set."""
     by_code = {r.code: r for r in rules}
     for rule in rules:
+        for ex in rule.examples:
+            for code in ex.also:
+                if code not in by_code:
+                    raise RuleError(f"{rule.source}: rule {rule.code}: example 'also' names unknown rule {code}")
         schema = KINDS[rule.kind]
         for key, value in rule.params.items():
             wanted = schema.field(key).rule_of_kind

@@ -8,11 +8,22 @@ docstrings, messages and data are never touched): docstrings and bare string sta
 subscripts (`rng_state["cuda"]` is checkpoint data), and arguments of calls named in
 `keep_in_calls` (kernel registries keyed on the CUDA device type). Triton modules, whose
 "cuda" is a backend name, are kept whole by the `device-guard` kind.
+
+Where a literal may not be this target's value at all, it is reported instead of rewritten:
+as an argument of a call into a module named in `report_in_modules` (Ray's collective
+groups and vLLM's weight sync know only NCCL and GLOO), and, with `report_in_comparisons`,
+compared with anything but a call into torch (`if args.backend == "nccl"` compares with a
+value a launch script or config passes, which porter may not have changed).
+
+A constant named for the value it holds (`CUDA = "cuda"` in an enum, `BACKEND_NCCL =
+"nccl"`) is reported, never rewritten: `DeviceType.CUDA = "mlu"` would make every check for
+CUDA answer yes on MLU. The places that compare with it need the change instead.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 
 from porter.python.kinds.literal_text import literal_body
@@ -74,6 +85,54 @@ def _is_key_lookup(ctx: FileContext, node: ast.AST, parent: ast.AST | None) -> b
     return False
 
 
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def _named_constant(ctx: FileContext, node: ast.AST, value: str) -> str | None:
+    """The name of the constant `node` is the value of, when that name says the value's
+    word (`CUDA`, `NCCL`): an UPPER_CASE name, or any attribute of an Enum-like class body."""
+    parent = ctx.parents.get(node)
+    if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1:
+        target = parent.targets[0]
+    elif isinstance(parent, ast.AnnAssign) and parent.value is node:
+        target = parent.target
+    else:
+        return None
+    if not isinstance(target, ast.Name):
+        return None
+    name = target.id
+    in_class = isinstance(ctx.parents.get(parent), ast.ClassDef)
+    if not (name.isupper() or in_class):
+        return None
+    word = re.split(r"[^A-Za-z]", value, maxsplit=1)[0].lower()
+    return name if word and word in {w.lower() for w in _WORDS.findall(name)} else None
+
+
+def _call_of(ctx: FileContext, node: ast.AST) -> ast.Call | None:
+    """The call `node` is an argument of (positional, keyword or starred), else None."""
+    parent = ctx.parents.get(node)
+    if isinstance(parent, ast.keyword):
+        parent = ctx.parents.get(parent)
+    return parent if isinstance(parent, ast.Call) and parent.func is not node else None
+
+
+def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
+    """Why the literal may not be a torch value here (see the module docstring), else None."""
+    modules = tuple(rule.params.get("report_in_modules", ()))
+    call = _call_of(ctx, node) if modules else None
+    if call is not None:
+        name = ctx.imports.resolve(call.func) or ""
+        if name.split(".", 1)[0] in modules:
+            return f"an argument of {name}, which does not take torch's {ctx.target} backends"
+    parent = ctx.parents.get(node)
+    if rule.params.get("report_in_comparisons") and isinstance(parent, ast.Compare):
+        others = [parent.left, *parent.comparators]
+        if not all(o is node or (isinstance(o, ast.Call) and (ctx.imports.resolve(o.func) or "").startswith("torch."))
+                   for o in others):
+            return "compared with a value porter cannot follow (a launch script or config may still pass it)"
+    return None
+
+
 def _flagged(value: str, flag: set[str]) -> bool:
     """A flagged literal, or a command line that starts with one (`"nvidia-smi -L"`)."""
     return value in flag or value.split(" ", 1)[0] in flag
@@ -97,6 +156,17 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 continue  # literal parts of an f-string: handled with the whole f-string below
             if _flagged(value, flag):
                 yield ctx.finding(rule, node, subject=value)
+                continue
+            foreign = _foreign_use(ctx, node, rule) if value in values else None
+            if foreign is not None:
+                yield ctx.finding(rule, node, f'"{value}" is {foreign}: kept; change it by hand if it is a torch backend',
+                                  subject=value, severity="warning")
+                continue
+            constant = _named_constant(ctx, node, value)
+            if constant is not None:
+                yield ctx.finding(rule, node, f'"{value}" is the value of {constant}, a constant named for it: kept '
+                                  f"(rewritten, every check for it would answer yes on {ctx.target.upper()}); "
+                                  "change the places that compare with it", subject=value, severity="warning")
                 continue
             yield from _rewrite(ctx, rule, node, values, prefixes)
         if prefixes:
