@@ -75,3 +75,12 @@ def test_problems_in_hash_comment_files():
     found = problems(text, "hash", known={"PRT501"}, active={"PRT501"}, used=set())
     assert [(p.kind, p.line, p.col) for p in found] == [("invalid", 1, 14), ("unused", 2, 14)]
     assert problems(text, "none", known=(), active=(), used=()) == []
+
+
+def test_files_no_rule_touches_still_get_their_comments_checked(tmp_path):
+    t = tmp_path / "plain"
+    t.mkdir()
+    (t / "util.py").write_text("def add(a, b):\n    return a + b  # porter: ignore\n")
+    (t / "run.sh").write_text("#!/bin/sh\necho hi  # porter: ignore[PRT5]\n")
+    code, found = check(t)
+    assert sorted(found) == [("PRT002", 2), ("PRT002", 2)]
