@@ -124,3 +124,13 @@ def test_cli_respects_gitignore_by_default(tmp_path, flag):
     code, paths = checked_paths(src, *([flag] if flag else []))
     want = ["a.py", "ignored.py"] if flag else ["a.py"]
     assert paths == want
+
+
+def test_git_info_exclude_counts_below_the_gitignore_files(tmp_path):
+    repo = make(tmp_path / "repo", {"a.py": CUDA, "local.py": CUDA, "keep.py": CUDA, ".gitignore": "!keep.py\n"})
+    (repo / ".git" / "info").mkdir(parents=True)
+    (repo / ".git" / "info" / "exclude").write_text("local.py\nkeep.py\n")
+    assert scanned(repo) == [".gitignore", "a.py", "keep.py"]  # .gitignore's negation wins over info/exclude
+    (repo / "sub").mkdir()
+    (repo / "sub" / "local.py").write_text(CUDA)
+    assert scanned(repo / "sub") == []  # from a sub-folder of the repository too

@@ -5,7 +5,8 @@
 - `.gitignore` files are respected by default, as git reads them: one in every folder,
   each pattern relative to its own folder, later and deeper patterns winning, `!` negations,
   and nothing inside an ignored folder coming back. The `.gitignore` files of the folders
-  above the tree up to its repository's root (the folder holding `.git`) count too.
+  above the tree up to its repository's root (the folder holding `.git`) count too, and so
+  does that root's `.git/info/exclude` (below every .gitignore, as git orders them).
 - `exclude` patterns (gitignore syntax) are matched against each path relative to `anchor`
   (the folder of the configuration file, else the tree).
 - `per_file_ignores`: (glob, codes) pairs, matched the same way; the codes are ignored for
@@ -97,11 +98,17 @@ class TreeFilter:
             return []
         src = self.src.resolve()
         out = []
-        for parent in src.parents:
-            spec = _read_gitignore(parent / ".gitignore")
+        for folder in (src, *src.parents):
+            prefix = "" if folder == src else src.relative_to(folder).as_posix() + "/"
+            spec = _read_gitignore(folder / ".gitignore") if folder != src else None  # the tree's own: walked
             if spec is not None:
-                out.append((src.relative_to(parent).as_posix() + "/", spec))
-            if (parent / ".git").exists():
+                out.append((prefix, spec))
+            if (folder / ".git").exists():
+                # The repository's root: its .git/info/exclude counts as a .gitignore there, below
+                # every .gitignore file (git's order).
+                exclude = _read_gitignore(folder / ".git" / "info" / "exclude")
+                if exclude is not None:
+                    out.append((prefix, exclude))
                 break
         else:
             return []  # not in a repository: the folders above are not the project's
@@ -154,7 +161,7 @@ class TreeFilter:
         """The files to scan, sorted (explicit files, or the walk without what is left out)."""
         if self.selection.only is not None:
             for rel in sorted(set(self.selection.only)):
-                if self.selection.force_exclude and (self._in_skipped_dir(rel) or self.excluded(rel, False)):
+                if self.selection.force_exclude and (self.in_skipped_dir(rel) or self.excluded(rel, False)):
                     continue
                 path = self.src / rel
                 if path.is_symlink() or not path.is_file():
@@ -165,7 +172,7 @@ class TreeFilter:
             if not self.skip_file(entry.rel):
                 yield entry
 
-    def _in_skipped_dir(self, rel: str) -> bool:
+    def in_skipped_dir(self, rel: str) -> bool:
         parts = rel.split("/")[:-1]
         for depth in range(1, len(parts) + 1):
             folder = "/".join(parts[:depth])
@@ -195,7 +202,7 @@ def explicit_files(src: Path, selection: FileSelection, paths: list[Path]) -> tu
             out.append(rel)
             continue
         prefix = "" if rel == "." else rel + "/"
-        if prefix and chooser._in_skipped_dir(prefix + "x"):
+        if prefix and chooser.in_skipped_dir(prefix + "x"):
             continue
 
         def prune(sub: str, full: str, prefix: str = prefix) -> bool:
