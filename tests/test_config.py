@@ -83,8 +83,8 @@ def test_bad_configuration_exits_2_naming_file_and_key(project, text, needle):
     (project / "pyproject.toml").write_text(text)
     result = run("check", project / "src", "--target", "mlu", "--no-cache", "--exit-zero")
     assert result.exit_code == 2, result.output
-    line = result.output.strip().splitlines()[-1]
-    assert needle in line and str(project / "pyproject.toml") in line
+    (line,) = result.output.strip().splitlines()  # one line, naming the file and the key
+    assert line.startswith("porter: error: ") and needle in line and str(project / "pyproject.toml") in line
     with pytest.raises(ConfigError, match="pyproject.toml"):
         read_config(project / "pyproject.toml")
 

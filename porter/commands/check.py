@@ -68,8 +68,9 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
                                 select=codes(select, validate=False), extend_select=codes(extend_select, validate=False),
                                 ignore=codes(ignore, validate=False), exclude=exclude or None, extend_exclude=extend_exclude,
                                 respect_gitignore=respect_gitignore, baseline=baseline, fail_on=fail_on)
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from exc
+    except ConfigError as exc:  # one line naming the file (or option) and the key
+        click.echo(f"porter: error: {exc}", err=True)
+        sys.exit(2)
     if show_settings:
         click.echo(settings_text(settings, paths[0]), nl=False)
         return
@@ -108,8 +109,9 @@ def config_cmd(path: Path | None, config: Path | None) -> None:
     start = path or Path(".")
     try:
         settings = settings_for(start, config or True)
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from exc
+    except ConfigError as exc:  # one line naming the file (or option) and the key
+        click.echo(f"porter: error: {exc}", err=True)
+        sys.exit(2)
     click.echo(settings_text(settings, start), nl=False)
 
 
