@@ -45,11 +45,6 @@ class FileSelection:
     only: tuple[str, ...] | None = None
     force_exclude: bool = False
 
-    @property
-    def key(self) -> str:
-        """What changes per-file results (the cache key part): only the per-file ignores."""
-        return repr(self.per_file_ignores)
-
     def matcher(self, src: Path) -> TreeFilter:
         return TreeFilter(self, Path(src))
 

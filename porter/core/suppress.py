@@ -17,6 +17,7 @@ import re
 import tokenize
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from porter.core.model import Finding
 
@@ -44,13 +45,16 @@ def suppressions(text: str, comments: str = "hash") -> dict[int, frozenset[str]]
     return out
 
 
-def _comments(text: str, comments: str) -> Iterable[tuple[int, str]]:
+@lru_cache(maxsize=8)
+def _comments(text: str, comments: str) -> tuple[tuple[int, str], ...]:
+    """(line, comment) of a file; kept for the few texts in use, since the suppressions, the
+    Python pipeline's early drop and the comment check all ask for the same file's."""
     found = _python_comments(text) if comments == "python" else None
     if found is None:
         # Lines as porter numbers them everywhere (\r\n, \r or \n; not str.splitlines,
         # which also breaks at form feeds and other separators).
-        found = ((n, line) for n, line in enumerate(_NEWLINE.split(text), 1) if "#" in line)
-    return found
+        found = [(n, line) for n, line in enumerate(_NEWLINE.split(text), 1) if "#" in line]
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ def problems(text: str, comments: str, known: Collection[str], active: Collectio
     (line, code) pairs a comment suppressed a finding for. A code of an inactive rule is
     not reported as unused (the run could not know).
     """
-    if comments == "none" or "porter" not in text.lower():
+    if comments == "none" or not _MARKER.search(text):
         return []
     out: list[Problem] = []
     for line, comment in _comments(text, comments):
