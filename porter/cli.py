@@ -124,6 +124,8 @@ def rules_cmd(code: str | None, target: str | None) -> None:
             click.echo(f"  Suggestion: {rule.suggestion}")
         if rule.versions:
             click.echo(f"  For torch_mlu: {', '.join(rule.versions)}")
+        for api, source in rule.api_sources.items():
+            click.echo(f"  {api} (not in the vendor's API list): {source}")
         for ex in rule.examples:
             where = f" (in {ex.file})" if ex.file else ""
             click.echo(f"\n  Example{where}:\n" + _indented(ex.setup + "\n" + ex.before if ex.setup else ex.before))

@@ -19,7 +19,8 @@ API_USES = ("api", "method", "likely-method")  # how the op scan saw a use
 PACKAGE_ACTIONS = ("keep", "replace", "drop", "flag")  # a package table entry's action
 # A requirement-string rule's `on`: the table's actions and what porter checks itself.
 REQUIREMENT_OUTCOMES = ("drop", "replace", "flag", "note", "local-version", "index-url", "unparsed")
-CONFIG_TYPES = ("training", "accelerate", "deepspeed")
+# "any": every YAML/JSON mapping document, whatever tool reads it (run configs of any schema).
+CONFIG_TYPES = ("training", "accelerate", "deepspeed", "any")
 SEVERITIES = ("error", "warning", "info")
 SUPPRESSION_PROBLEMS = ("invalid", "unused")  # what a suppression-comment rule reports
 

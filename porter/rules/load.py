@@ -36,7 +36,7 @@ _COMMON_REQUIRED = {
     "applicability": str,
     "examples": list,
 }
-_COMMON_OPTIONAL = {"message": str, "suggestion": str, "versions": list, "fix": str}
+_COMMON_OPTIONAL = {"message": str, "suggestion": str, "versions": list, "fix": str, "api_sources": dict}
 
 
 def _check_type(path: Path, where: str, key: str, value: Any, expected: type) -> None:
@@ -112,6 +112,7 @@ def parse_rule(path: Path, index: int, table: dict[str, Any], target: str) -> Ru
         suggestion=table.get("suggestion"),
         versions=tuple(table.get("versions", ())),
         fix=table.get("fix"),
+        api_sources=dict(table.get("api_sources", {})),
         params=params,
         source=str(path),
     )

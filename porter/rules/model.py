@@ -52,6 +52,9 @@ class Rule:
     versions: tuple[str, ...] = ()
     # What the rule does when it fixes, in a sentence, for `porter rules CODE`.
     fix: str | None = None
+    # APIs the rule writes that the vendor's API list of a line does not name, each with the
+    # source that shows it exists (a torch_mlu file, the vendor's converter, release notes).
+    api_sources: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     source: str = ""
 
