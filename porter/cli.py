@@ -29,6 +29,7 @@ class _LazyGroup(click.Group):
 
     lazy = {
         "check": "porter.commands.check:check",
+        "config": "porter.commands.check:config_cmd",
         "ops": "porter.commands.check:ops",
         "report": "porter.commands.report:report",
     }

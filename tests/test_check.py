@@ -44,8 +44,8 @@ def test_text_lists_findings_then_summary_and_fails_on_errors(tree):
     result = run("check", tree, "--target", "mlu")
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
-    assert f"{tree}/train.py:3:8: PRT401 imports bitsandbytes (bitsandbytes): " in result.stdout
-    assert f"{tree}/train.py:17:13: PRT901 torch.compile: unsupported in the mlu table for torch 2.4" in lines
+    assert f"PRT401 {tree}/train.py:3:8  imports bitsandbytes (bitsandbytes): " in result.stdout
+    assert f"error   PRT901 {tree}/train.py:17:13  torch.compile: unsupported in the mlu table for torch 2.4" in lines
     assert any("Found " in line and "error" in line for line in lines)
     assert any(line.split()[1:3] == ["PRT901", "unsupported-api"] for line in lines if line.startswith("  "))
     assert "skipped pkg/broken.py: does not parse" in result.stderr
@@ -212,7 +212,8 @@ def test_ci_files_run_porter_check():
     yaml = pytest.importorskip("yaml")
     root = TREE.parents[2]
     (hook,) = yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "porter-check" and hook["entry"].startswith("porter check") and hook["pass_filenames"] is False
+    assert hook["id"] == "porter-check" and hook["entry"].startswith("porter check") and hook["pass_filenames"] is True
+    assert hook["language"] == "python" and "." not in hook["entry"].split()
     workflow = yaml.safe_load((root / "examples" / "github-workflow-porter-check.yml").read_text())
     steps = workflow["jobs"]["porter"]["steps"]
     runs = [s.get("run", "") for s in steps]

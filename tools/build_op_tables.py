@@ -30,7 +30,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = 1
 # Vendor placeholders that mean "no counterpart" (否 is Chinese for "no").
 NO_COUNTERPART = {"", "N/A", "否"}
-PORTER_COUNTERPART = "porter (FACTS.md, torch_mlu/__init__.py)"
+PORTER_COUNTERPART = "porter (Cambricon/torch_mlu, torch_mlu/__init__.py)"
 DATA_FILE = re.compile(r"torch_api\.r(\d+\.\d+)_develop\.yaml$")
 SOURCE_ROW = re.compile(r"^\|\s*(\S+)\s*\|.*\|\s*(\S+/\S+)\s*@\s*([0-9a-f]+),\s*(.+?)\s*\|\s*$")
 NAMING = (

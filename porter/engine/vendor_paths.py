@@ -1,7 +1,7 @@
 """Kind `vendor-path`: files written for another accelerator (or already for the target).
 
 `examples/ascend/*.yaml`, `requirements/npu.txt`, `docker/docker-rocm/Dockerfile` already
-handle their own device (PATTERNS.md: code that handles other devices must not change).
+handle their own device, and code that handles other devices must not change.
 A path whose directory names or file-name words include one of the rule's `words` is
 copied unchanged, with one `info` finding saying why, whatever its file type.
 """

@@ -2,7 +2,9 @@
 
 Everything the templates need to know about a target lives here, in one frozen record
 per target, so that no template hard-codes a device string, backend or variable name.
-Sources for each fact: ``/work/shared/docs/FACTS.md`` (torch_mlu and ROCm/DCU sections).
+Sources: Cambricon/torch_mlu (torch_mlu/__init__.py: the "mlu" device, torch.mlu, the "cncl"
+backend; torch_mlu/utils/gpu_migration/env_migration.py: environment variables) and the
+PyTorch ROCm notes (docs/source/notes/hip.rst: ROCm keeps torch.cuda, "cuda" and "nccl").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Kind `op-table`: every torch API a file uses, judged by the target's API table.
 
-Read-only, on the stdlib `ast` (DESIGN.md, Performance) with porter's own import resolver,
+Read-only, on the stdlib `ast` (C-speed, the cheapest full parse) with porter's own import resolver,
 as the rule engine resolves names. Two sorts of use:
 
 - `api`: a name chain that resolves through imports to `torch.…` (calls, attribute reads

@@ -22,6 +22,7 @@ REQUIREMENT_OUTCOMES = ("drop", "replace", "flag", "note", "local-version", "ind
 # "any": every YAML/JSON mapping document, whatever tool reads it (run configs of any schema).
 CONFIG_TYPES = ("training", "accelerate", "deepspeed", "any")
 SEVERITIES = ("error", "warning", "info")
+SUPPRESSION_PROBLEMS = ("invalid", "unused")  # what a suppression-comment rule reports
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("compose-key", {"match": _DICT}, example_file="docker-compose.yml"),
     # A notebook cell that does not parse as Python after IPython syntax is masked.
     KindSchema("notebook-cell", {}, example_file="notebook.ipynb"),
+    # porter's own findings about `# porter: ignore[...]` comments (porter/engine/pipeline.py).
+    KindSchema("suppression-comment", {"on": _f(str, choices=SUPPRESSION_PROBLEMS)}, {"opt_in": _BOOL}),
 )}
 
 # The kinds the Python pipeline runs per parsed file, in order.

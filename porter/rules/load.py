@@ -149,8 +149,12 @@ def _check_references(rules: list[Rule]) -> None:
                 raise RuleError(f"{rule.source}: {rule.code}: key '{key}' must name a rule of kind '{wanted}', got {value!r}")
 
 
-def load_rule_files(paths: list[Path], target: str) -> RuleSet:
-    """Load and validate rule files; codes and names must be unique across them."""
+def load_rule_files(paths: list[Path], target: str, project: bool = False) -> RuleSet:
+    """Load and validate rule files; codes and names must be unique across them.
+
+    `project`: a repository's own rule files (`rules` in [tool.porter]), which may also say
+    at the top which targets they are for (`targets = ["mlu"]`; default: every target); a
+    file for other targets adds no rule."""
     rules: list[Rule] = []
     seen_codes: dict[str, Path] = {}
     seen_names: dict[str, Path] = {}
@@ -162,10 +166,19 @@ def load_rule_files(paths: list[Path], target: str) -> RuleSet:
             data = load_toml(raw)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise RuleError(f"{path}: not valid TOML: {exc}") from exc
-        unknown = set(data) - {"rule"}
+        unknown = set(data) - ({"rule", "targets"} if project else {"rule"})
         if unknown:
             raise RuleError(f"{path}: unknown top-level key '{sorted(unknown)[0]}' (expected [[rule]] tables)")
+        targets = data.get("targets", list(TARGETS))
+        if not isinstance(targets, list) or not targets or any(t not in TARGETS for t in targets):
+            raise RuleError(f"{path}: key 'targets' must be a list of {', '.join(TARGETS)}, got {targets!r}")
+        if target not in targets:
+            continue
+        if not isinstance(data.get("rule", []), list):
+            raise RuleError(f"{path}: key 'rule' must be [[rule]] tables")
         for i, table in enumerate(data.get("rule", [])):
+            if not isinstance(table, dict):
+                raise RuleError(f"{path}: rule #{i + 1} must be a table")
             rule = parse_rule(path, i, table, target)
             if rule.code in seen_codes:
                 raise RuleError(f"{path}: key 'code': duplicate code {rule.code} (also in {seen_codes[rule.code]})")
@@ -179,10 +192,35 @@ def load_rule_files(paths: list[Path], target: str) -> RuleSet:
     return RuleSet(target, tuple(rules), digest.hexdigest()[:16])
 
 
+def known_codes() -> frozenset[str]:
+    """Every code a rule of porter has, for any target (a suppression or an option may name a
+    code of the other target: a repository can be checked for both)."""
+    return frozenset(r.code for t in TARGETS for r in load_rules(t).rules)
+
+
 @lru_cache(maxsize=None)
-def load_rules(target: str) -> RuleSet:
-    """The rules that ship with porter for `target`."""
+def load_rules(target: str, project: tuple[Path, ...] = ()) -> RuleSet:
+    """The rules that ship with porter for `target`, and a repository's own rule files
+    (`project`, validated as porter's; a code or name porter has is an error naming the file)."""
     if target not in TARGETS:
         raise RuleError(f"unknown target '{target}' (known: {', '.join(TARGETS)})")
+    if project:
+        return _with_project(load_rules(target), tuple(project))
     folder = data_dir("rules") / target
     return load_rule_files(list(folder.glob("*.toml")), target)
+
+
+def _with_project(base: RuleSet, project: tuple[Path, ...]) -> RuleSet:
+    own = load_rule_files(list(project), base.target, project=True)
+    porter_codes = known_codes()
+    names = {r.name for r in base.rules}
+    for rule in own.rules:
+        if rule.code in porter_codes:
+            raise RuleError(f"{rule.source}: key 'code': {rule.code} is a code of porter's own rules "
+                            "(give project rules their own codes, e.g. in the unused PRT8xx band)")
+        if rule.name in names:
+            raise RuleError(f"{rule.source}: key 'name': {rule.name} is the name of one of porter's rules")
+    rules = tuple(sorted(base.rules + own.rules, key=lambda r: r.code))
+    merged = RuleSet(base.target, rules, f"{base.digest}+{own.digest}")
+    _check_references(list(rules))
+    return merged

@@ -38,8 +38,9 @@ class ApiEntry:
     counterpart: str | None = None
     source: str | None = None
     matched: str | None = None
-    # The vendor says unsupported, but the API is device-independent host code (FACTS.md:
-    # "a false is evidence, not proof"): reported, without failing a build.
+    # The vendor says unsupported, but the API is device-independent host code (the vendor
+    # list has dubious `false` entries, such as optimizer `step` methods, so a `false` is
+    # evidence, not proof): reported, without failing a build.
     doubtful: bool = False
 
 

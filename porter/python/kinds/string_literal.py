@@ -3,8 +3,8 @@
 `values` maps whole literals (`"cuda"` -> `"mlu"`, `"nccl"` -> `"cncl"`); `prefixes` maps a
 literal's start, which also covers f-strings, `.format` and `+` building (`"cuda:{}"`,
 `f"cuda:{rank}"`, `"cuda:" + str(i)`); `flag` lists literals that are only reported.
-A literal is left alone where it is text or data rather than a device (DESIGN.md,
-precision principle 2): docstrings and bare string statements, dictionary keys and
+A literal is left alone where it is text or data rather than a device (README: comments,
+docstrings, messages and data are never touched): docstrings and bare string statements, dictionary keys and
 subscripts (`rng_state["cuda"]` is checkpoint data), and arguments of calls named in
 `keep_in_calls` (kernel registries keyed on the CUDA device type). Triton modules, whose
 "cuda" is a backend name, are kept whole by the `device-guard` kind.
