@@ -201,7 +201,7 @@ def known_codes(extra: tuple[str, ...] = ()) -> frozenset[str]:
 def unknown_codes(codes: tuple[str, ...] | list[str], extra: tuple[str, ...] = ()) -> list[str]:
     """The codes (or code prefixes) no rule has."""
     known = known_codes(extra)
-    return [c for c in codes if not any(k.startswith(c) for k in known) or not c.startswith("PRT")]
+    return [c for c in codes if c != "ALL" and (not any(k.startswith(c) for k in known) or not c.startswith("PRT"))]
 
 
 def project_codes(files: tuple[Path, ...]) -> tuple[str, ...]:

@@ -73,6 +73,18 @@ def test_check_writes_nothing(tree):
     assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
 
 
+def test_informational_findings_are_shown_only_when_selected(tree):
+    """The default set holds findings that ask for action; an `info` one (PRT903: an API the
+    table does not list) appears when its code, a prefix of it or ALL is selected."""
+    def codes(*extra):
+        return {f["rule"] for f in findings(run("check", tree, "--target", "mlu", "--format", "json", *extra))}
+
+    assert "PRT903" not in codes()
+    assert "PRT903" in codes("--extend-select", "PRT903")
+    assert "PRT903" in codes("--extend-select", "PRT9")
+    assert {"PRT903", "PRT101"} <= codes("--select", "ALL")
+
+
 def test_json_is_the_report_findings_schema(tree):
     result = run("check", tree, "--target", "mlu", "--format", "json")
     data = json.loads(result.stdout)
@@ -80,7 +92,8 @@ def test_json_is_the_report_findings_schema(tree):
     keys = {"rule", "severity", "path", "line", "col", "message", "suggestion", "fingerprint"}
     assert all(keys <= set(f) for f in data["findings"])
     codes = {f["rule"] for f in data["findings"]}
-    assert {"PRT401", "PRT402", "PRT403", "PRT101", "PRT901", "PRT902", "PRT903"} <= codes
+    assert {"PRT401", "PRT402", "PRT403", "PRT101", "PRT901", "PRT902"} <= codes
+    assert "PRT903" not in codes  # informational (an API the table does not list): shown when selected
     assert data["summary"]["findings_by_severity"]["error"] >= 4
     assert data["summary"]["apis_by_status"]["unsupported"] >= 2
     rewritten = [f for f in data["findings"] if f["rule"] == "PRT101"]
@@ -226,7 +239,7 @@ def test_ops_only_is_what_convert_adds_to_its_report():
     from porter.check import check_tree
     from porter.rules import Selection
 
-    result = check_tree(TREE, "mlu", Selection("2.4", kinds=("op-table",)))
+    result = check_tree(TREE, "mlu", Selection("2.4", kinds=("op-table",), extend=("PRT9",)))
     assert {c.finding.rule for c in result.findings} == {"PRT901", "PRT902", "PRT903"}
     counts = result.api_counts()
     assert set(counts) == {"supported", "partial", "unsupported", "unknown"}

@@ -9,11 +9,11 @@ import pytest
 from porter.convert import ConvertOptions, convert
 from porter.engine.pipeline import convert_bytes
 from porter.engine.registry import type_for
-from porter.rules import ActiveRules, load_rules
+from porter.rules import ActiveRules, Selection, load_rules
 
 
-def _run(name: str, data: bytes, target: str = "mlu"):
-    return convert_bytes(name, data, ActiveRules(load_rules(target)))
+def _run(name: str, data: bytes, target: str = "mlu", select: tuple[str, ...] = ()):
+    return convert_bytes(name, data, ActiveRules(load_rules(target), Selection(extend=select)))
 
 
 def _out(name: str, data: bytes, target: str = "mlu") -> bytes:
@@ -101,7 +101,8 @@ def test_shell_crlf_kept():
 
 
 def test_non_training_configs_untouched():
-    assert _run("workflow.yml", b"env:\n  device: cuda\n  bf16: true\n")[1].findings == ()
+    workflow = _run("workflow.yml", b"on: push\nenv:\n  device: cuda\n  bf16: true\njobs: {}\n")[1]
+    assert workflow.findings == () and workflow.new_bytes is None
     assert _run("data.json", b'[{"device": "cuda", "bf16": {"enabled": true}}]')[1].findings == ()
     assert _run("config.json", b'{"torch_dtype": "bfloat16", "bf16": {"enabled": true}}')[1].findings == ()
 
@@ -114,7 +115,8 @@ def test_compose_files_are_not_yaml_configs():
 def test_deepspeed_json_layout_kept_and_findings_only():
     data = b'{\n    "train_batch_size": 8,\n    "bf16": { "enabled" : true },\n    "zero_optimization": {"stage": 3}\n}\n'
     _, result = _run("ds.json", data)
-    assert result.new_bytes is None
+    assert result.new_bytes is None and result.findings == ()  # PRT520 is a note: shown when selected
+    _, result = _run("ds.json", data, select=("PRT520",))
     assert [(f.rule, f.line) for f in result.findings] == [("PRT520", 3)]
 
 
@@ -202,7 +204,7 @@ def test_notebook_in_another_language_untouched():
 
 def test_hip_keeps_names_and_reports():
     data = b"#!/bin/bash\nCUDA_VISIBLE_DEVICES=0 torchrun --nproc_per_node 1 train.py --flash_attn fa2\n"
-    _, result = _run("train.sh", data, "hip")
+    _, result = _run("train.sh", data, "hip", ("ALL",))
     assert result.new_bytes is None
     assert sorted(f.rule for f in result.findings) == ["PRT501", "PRT507", "PRT511"]
 

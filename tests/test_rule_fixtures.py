@@ -14,8 +14,12 @@ CASES = discover()
 
 
 def _active(case) -> ActiveRules:
+    """The case's rule set. Without a `select` of its own, the case's code and the codes it
+    expects are named, so that their informational findings (outside the default set) are
+    reported too; a case that selects says exactly what is named."""
     version, select = case.settings()
-    return ActiveRules(load_rules(case.target), Selection(version, select))
+    named = () if select else (case.code, *sorted({c for codes in case.expectations().values() for c in codes}))
+    return ActiveRules(load_rules(case.target), Selection(version, select, extend=named))
 
 
 def _convert(case, data: bytes):

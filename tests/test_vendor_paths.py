@@ -29,7 +29,7 @@ def _tree(tmp_path):
 
 def test_vendor_files_are_kept_and_reported(tmp_path):
     src = _tree(tmp_path)
-    _, report, out = convert(src, ConvertOptions(target="mlu", out=tmp_path / "out", jobs=1))
+    _, report, out = convert(src, ConvertOptions(target="mlu", out=tmp_path / "out", jobs=1, extend=("PRT190",)))
     status = {f["path"]: f["status"] for f in report["files"]}
     kept = {f["path"] for f in report["findings"] if f["rule"] == "PRT190"}
     assert kept == {"examples/ascend/sft.yaml", "requirements/npu.txt", "pkg/npu_helper.py"}
@@ -44,8 +44,12 @@ def test_hip_keeps_rocm_files_too(tmp_path):
     src = tmp_path / "repo"
     (src / "docker" / "docker-rocm").mkdir(parents=True)
     (src / "docker" / "docker-rocm" / "Dockerfile").write_text("FROM rocm/pytorch:latest\nRUN pip install flash-attn\n")
-    _, report, _ = convert(src, ConvertOptions(target="hip", out=tmp_path / "out", jobs=1))
+    _, report, _ = convert(src, ConvertOptions(target="hip", out=tmp_path / "out", jobs=1, extend=("PRT190",)))
     assert [f["rule"] for f in report["findings"]] == ["PRT190"]
+    # A note, not a task: by default the file is kept just the same, without the finding.
+    _, report, out = convert(src, ConvertOptions(target="hip", out=tmp_path / "out2", jobs=1))
+    assert report["findings"] == []
+    assert (out / "docker/docker-rocm/Dockerfile").read_bytes() == (src / "docker/docker-rocm/Dockerfile").read_bytes()
 
 
 def test_other_stacks_by_path_word():

@@ -60,9 +60,9 @@ def convert_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileRe
         if isinstance(found, Skipped):
             return FileResult(rel, "skipped", kind=kind, reason=found.reason)
         fixed = fix(found)
-        meta = suppression_findings(rel, found, rules)
-        if meta:
-            fixed = replace(fixed, findings=fixed.findings + tuple(meta))
+        shown = tuple(f for f in fixed.findings + tuple(suppression_findings(rel, found, rules)) if rules.shows(f))
+        if shown != fixed.findings:
+            fixed = replace(fixed, findings=shown)
         if fixed.refused is not None:
             return FileResult(rel, "failed", kind=kind, findings=fixed.findings, apis=found.apis,
                               reason=f"porter's edits would break the file ({fixed.refused}); file left unchanged")
@@ -89,7 +89,7 @@ def check_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileChec
         if isinstance(found, Skipped):
             return FileCheck(rel, kind, skipped=found.reason)
         findings, suppressed = found.unsuppressed()
-        findings += suppression_findings(rel, found, rules)
+        findings = [f for f in findings + suppression_findings(rel, found, rules) if rules.shows(f)]
         if not findings:
             return FileCheck(rel, kind, (), (), found.apis, suppressed)
         findings = [_as_check(f) for f in findings]

@@ -105,8 +105,9 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
                 tree.early.append(answer)
             continue
         vendor = vendor_word(rel, vendor_rules)
-        if vendor is not None:
-            tree.early.append(kept(rel, kind, kept_finding(rel, *vendor)))
+        if vendor is not None:  # kept whatever the selection; its note shown when selected
+            finding = kept_finding(rel, *vendor)
+            tree.early.append(kept(rel, kind, finding if rules.shows(finding) else None))
             continue
         tree.lines[rel] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
         tree.tasks.append(Task(rel, data, kind, chosen.ignores(rel)))
@@ -129,7 +130,7 @@ def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude
         src, rules, exclude, with_lora=False,
         unreadable=lambda rel, why: FileResult(rel, "failed", kind="other", reason=why),
         other=lambda rel: FileResult(rel, "unchanged", kind="other"),
-        kept=lambda rel, kind, finding: FileResult(rel, "unchanged", kind=kind, findings=(finding,)),
+        kept=lambda rel, kind, finding: FileResult(rel, "unchanged", kind=kind, findings=(finding,) if finding else ()),
         files=files,
     )
     results = tree.early + _run(_convert, tree, rules, "convert", jobs, cache, keep=lambda r: r.status != "failed")
@@ -145,7 +146,7 @@ def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: 
         src, rules, exclude, with_lora=True,
         unreadable=lambda rel, why: FileCheck(rel, skipped=why),
         other=lambda rel: FileCheck(rel),
-        kept=lambda rel, kind, finding: FileCheck(rel, kind, (finding,), ("",)),
+        kept=lambda rel, kind, finding: FileCheck(rel, kind, (finding,), ("",)) if finding else FileCheck(rel, kind),
         files=files,
     )
     results = tree.early + _run(_check, tree, rules, "check", jobs, cache, keep=lambda r: r.error is None)

@@ -26,19 +26,27 @@ class Selection:
     # Added to `select` (or, when select is empty, to the default: every rule but the opt-in ones).
     extend: tuple[str, ...] = ()
 
+    def names(self, code: str) -> bool:
+        """Whether --select / --extend-select name this code (or a prefix of it; ALL names
+        every code): an informational finding is shown only then, as ruff keeps rules outside
+        its default set until selected."""
+        return any(code.startswith("PRT" if p == "ALL" else p) for p in self.select + self.extend)
+
     def wants(self, rule: Rule) -> bool:
         """Whether the rule runs. An `opt_in` rule (unknown APIs on HIP, where nearly everything
         is unknown) runs only when --select names its full code."""
         if self.version and rule.versions and self.version not in rule.versions:
             return False
-        extended = bool(self.extend) and rule.code.startswith(self.extend)
-        if self.select and not rule.code.startswith(self.select) and not extended:
+        select = tuple("PRT" if c == "ALL" else c for c in self.select)
+        extended = bool(self.extend) and rule.code.startswith(tuple("PRT" if c == "ALL" else c for c in self.extend))
+        if self.select and not rule.code.startswith(select) and not extended:
             return False
         if self.ignore and rule.code.startswith(self.ignore):
             return False
         if self.kinds and rule.kind not in self.kinds:
             return False
-        return not (rule.params.get("opt_in") and rule.code not in self.select + self.extend)
+        named = self.select + self.extend
+        return not (rule.params.get("opt_in") and rule.code not in named and "ALL" not in named)
 
     @property
     def key(self) -> str:
@@ -67,6 +75,12 @@ class ActiveRules:
     @property
     def version(self) -> str | None:
         return self.selection.version
+
+    def shows(self, finding) -> bool:
+        """Whether a finding is reported: edits always; an `info` finding (a note, nothing to
+        do) only when its code is selected by name, so the default set holds only findings
+        that ask the user to act."""
+        return finding.edit is not None or finding.severity != "info" or self.selection.names(finding.rule)
 
     @cached_property
     def rules(self) -> tuple[Rule, ...]:
