@@ -99,3 +99,14 @@ def test_hip_unknowns_only_when_selected():
     assert not [f for f in _findings("hip", "a.py", source) if f.rule == "PRT903"]
     (finding,) = _findings("hip", "a.py", source, select=("PRT903",))
     assert finding.rule == "PRT903" and "the hip table (any torch version)" in finding.message
+
+
+@pytest.mark.parametrize("api", ["torch.einsum('ii', x)", "torch.numel(x)", "torch.use_deterministic_algorithms(True)"])
+def test_host_side_and_composite_ops_are_never_errors(api):
+    """The vendor list marks them unsupported, but they are host code or composite ops: a
+    note (info, outside the default set), never an error that fails a build."""
+    source = f"import torch\nx = torch.ones(2, 2)\n{api}\n"
+    assert not [f for f in _findings("mlu", "a.py", source) if f.rule == "PRT901"]
+    (finding,) = [f for f in _findings("mlu", "a.py", source, ("PRT9",)) if f.rule == "PRT901"]
+    assert finding.severity == "info"
+
