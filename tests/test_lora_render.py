@@ -71,7 +71,7 @@ def test_files_written(rendered):
     target, layout, deepspeed, out, written = rendered
     names = {p.relative_to(out).as_posix() for p in written}
     expected = {"train_lora.py", "run_lora.sh", "README.md"}
-    expected |= {"ds_config.json"} if deepspeed else set()
+    expected |= {"ds_config.json", "ds_config_zero3.json"} if deepspeed else set()
     expected |= {"llamafactory/run_sft.sh"} if layout else set()
     expected |= {"llamafactory/lora_sft.yaml"} if layout == "llamafactory" else set()
     assert names == expected
@@ -87,7 +87,13 @@ def test_train_script_parses_and_fits_the_target(rendered):
     ast.parse(source)
     compile(source, "train_lora.py", "exec")
     assert f'BACKENDS = {{"{facts.device_type}": "{facts.backend}", "cpu": "gloo"}}' in source
-    assert ("--deepspeed" in source) == deepspeed
+    options = parser_options(source)
+    for name in ("deepspeed", "fsdp", "fsdp_config", "resume_from_checkpoint", "save_steps", "report_to",
+                 "eval_file", "val_size", "gradient_checkpointing", "merge_to", "data_format"):
+        assert name in options
+    assert options["device"]["default"] == "auto"
+    assert options["device"]["choices"] == ["auto", facts.device_type, "cpu"]
+    assert options["ddp_backend"]["choices"] == ["auto", facts.backend, "gloo"]
     assert "local_files_only=True" in source
     assert "{{" not in source and "{%" not in source
     if target == "mlu":
@@ -114,22 +120,27 @@ def test_shell_scripts(rendered):
             check = subprocess.run([bash, "-n", str(path)], capture_output=True, text=True)
             assert check.returncode == 0, check.stderr
     run = (out / "run_lora.sh").read_text()
-    assert 'torchrun --nproc_per_node "$NPROC"' in run
-    assert f"--ddp_backend {facts.backend}" in run
-    assert ('python "$HERE/train_lora.py"' in run) != deepspeed
+    assert 'torchrun --nnodes 1 --nproc_per_node "$NPROC"' in run
+    assert '--master_port "$MASTER_PORT"' in run and "MASTER_PORT=${MASTER_PORT:-" in run
+    assert "DEVICE=${DEVICE:-auto}" in run and '--device "$DEVICE"' in run
+    assert 'python "$HERE/train_lora.py"' in run
+    # train_lora.py picks the backend per device (gloo on cpu), so the script must not fix it.
+    assert "--ddp_backend" not in run
+    assert ("DS_CONFIG" in run) == deepspeed
 
 
-def test_ds_config_precision_block(rendered):
-    target, _, deepspeed, out, _ = rendered
+def test_ds_configs(rendered):
+    _, _, deepspeed, out, _ = rendered
+    names = {"ds_config.json": 2, "ds_config_zero3.json": 3}
     if not deepspeed:
-        assert not (out / "ds_config.json").exists()
+        assert not [name for name in names if (out / name).exists()]
         return
-    config = json.loads((out / "ds_config.json").read_text())
-    precision = target_facts(target).default_precision
-    assert config[precision]["enabled"] is True
-    other = "fp16" if precision == "bf16" else "bf16"
-    assert config[other]["enabled"] is False
-    assert config["gradient_accumulation_steps"] == "auto"
+    for name, stage in names.items():
+        config = json.loads((out / name).read_text())
+        assert config["zero_optimization"]["stage"] == stage
+        # The Trainer fills "auto" from --bf16/--fp16, so one file serves cards with and without bf16.
+        assert config["fp16"]["enabled"] == config["bf16"]["enabled"] == "auto"
+        assert config["gradient_accumulation_steps"] == config["train_micro_batch_size_per_gpu"] == "auto"
 
 
 def test_readme_explains_the_choices(rendered):
@@ -139,6 +150,19 @@ def test_readme_explains_the_choices(rendered):
     for fact in (facts.backend, facts.visible_devices_var, facts.monitor_tool, "--max_steps 30"):
         assert fact in readme
     assert ("## LLaMA-Factory" in readme) == (layout is not None)
+
+
+def parser_options(source: str) -> dict[str, dict]:
+    """The ``--name`` options a rendered train_lora.py defines, read from its syntax tree."""
+    options = {}
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add_argument"):
+            name = ast.literal_eval(node.args[0])
+            options[name.removeprefix("--")] = {
+                kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg not in ("type",)
+            }
+    return options
 
 
 def rendered_lf_settings(layout: str, out: Path) -> dict[str, object]:

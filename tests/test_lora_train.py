@@ -1,15 +1,19 @@
-"""Run the rendered train_lora.py on CPU with a tiny model and tokenizer built here.
+"""Run the rendered train_lora.py (transformers.Trainer + peft) with a tiny model built here.
 
 Nothing is downloaded: the model is a 2-layer Llama built from a config with random
-weights, the tokenizer a word-level one trained on the tiny alpaca set written below.
+weights, the tokenizer a word-level one trained on the tiny data sets written below. The
+device is a parameter of the helpers (``cpu`` here); the same runs serve any device the
+machine has, e.g. an emulated one.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -25,9 +29,16 @@ tokenizers = pytest.importorskip("tokenizers")
 
 from porter.lora import render_lora  # noqa: E402
 
+DEVICE = "cpu"  # the --device the training runs use
 LOSS_LINE = re.compile(r"step (\d+)/(\d+) loss ([0-9.]+)")
 COLOURS = ["red", "blue", "green", "yellow", "black", "white", "pink", "brown"]
 FRUITS = ["apple", "pear", "plum", "lemon", "grape"]
+# A small chat template in the form models ship in tokenizer_config.json: a role header
+# per message, the end token after each; the generation prompt opens an assistant turn.
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} </s> {% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|> {% endif %}"
+)
 
 
 def alpaca_records() -> list[dict]:
@@ -41,14 +52,31 @@ def alpaca_records() -> list[dict]:
     return records
 
 
-def prompt_words() -> str:
-    # The words of the script's alpaca prompt, so the tokenizer knows them (no <unk> flood).
-    return ("Below is an instruction that describes a task, paired with an input that provides "
-            "further context. Write a response that appropriately completes the request. "
-            "### Instruction: Input: Response:")
+def sharegpt_records() -> list[dict]:
+    """Two-turn conversations with the same learnable answers, one with a system turn."""
+    records = []
+    for i, colour in enumerate(COLOURS):
+        for fruit in FRUITS:
+            turns = [{"from": "human", "value": f"name the colour of a {colour} {fruit}"},
+                     {"from": "gpt", "value": colour},
+                     {"from": "human", "value": f"repeat {fruit} twice"},
+                     {"from": "gpt", "value": f"{fruit} {fruit}"}]
+            record = {"conversations": turns}
+            if i == 0:
+                record["system"] = "you name colours"
+            records.append(record)
+    return records
 
 
-def build_model(model_dir: Path, records: list[dict]) -> None:
+def vocabulary_texts(records: list[dict]) -> list[str]:
+    """Every word the prompts can contain, so the tokenizer knows them (no <unk> flood)."""
+    prompt = ("Below is an instruction that describes a task, paired with an input that provides "
+              "further context. Write a response that appropriately completes the request. "
+              "### Instruction: Input: Response: <| user assistant system |> you name colours of")
+    return [prompt] + [json.dumps(r) for r in records]
+
+
+def build_model(model_dir: Path, records: list[dict], chat_template: str | None = None) -> None:
     """Train a word-level tokenizer on the records and save it with a tiny random Llama."""
     from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -56,12 +84,13 @@ def build_model(model_dir: Path, records: list[dict]) -> None:
     specials = ["<unk>", "<pad>", "<s>", "</s>"]
     tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    texts = [prompt_words()] + [" ".join(r.values()) for r in records]
-    tok.train_from_iterator(texts, trainers.WordLevelTrainer(special_tokens=specials))
+    tok.train_from_iterator(vocabulary_texts(records), trainers.WordLevelTrainer(special_tokens=specials))
     ids = {name: tok.token_to_id(name) for name in specials}
     tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", ids["<s>"])])
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>",
                                    bos_token="<s>", eos_token="</s>")
+    if chat_template:
+        fast.chat_template = chat_template
     fast.save_pretrained(model_dir)
     # initializer_range 0.2 (not 0.02): with a frozen random head, tiny weights give
     # near-uniform logits that LoRA alone cannot sharpen within 30 steps.
@@ -75,92 +104,182 @@ def build_model(model_dir: Path, records: list[dict]) -> None:
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory) -> dict[str, Path]:
-    """A model dir, a JSONL data file, and the entry point rendered for both targets."""
+    """Two models (with and without a chat template), the data, and both targets' scripts."""
     root = tmp_path_factory.mktemp("lora")
-    records = alpaca_records()
-    build_model(root / "model", records)
+    alpaca, sharegpt = alpaca_records(), sharegpt_records()
+    build_model(root / "model", alpaca + sharegpt)
+    build_model(root / "chat_model", alpaca + sharegpt, chat_template=CHAT_TEMPLATE)
     data = root / "alpaca.jsonl"
-    data.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
-    paths = {"root": root, "model": root / "model", "data": data}
+    data.write_text("\n".join(json.dumps(r) for r in alpaca) + "\n", encoding="utf-8")
+    paths = {"root": root, "model": root / "model", "chat_model": root / "chat_model", "data": data}
+    datasets = pytest.importorskip("datasets")
+    datasets.Dataset.from_list(sharegpt).save_to_disk(str(root / "sharegpt_disk"))
+    paths["sharegpt_disk"] = root / "sharegpt_disk"
     for target in ("mlu", "hip"):
         render_lora(root, root / target / "porter_lora", target)
         paths[target] = root / target / "porter_lora" / "train_lora.py"
     return paths
 
 
-def run(cmd: list[str], cwd: Path, timeout: int = 240) -> subprocess.CompletedProcess:
-    env = dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
+def run(cmd: list[str], cwd: Path, timeout: int = 240, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1", **(env or {}))
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def losses(stdout: str) -> list[float]:
-    return [float(m.group(3)) for m in LOSS_LINE.finditer(stdout)]
+FAST = ["--logging_steps", "1", "--batch_size", "8", "--gradient_accumulation_steps", "1",
+        "--learning_rate", "1e-2", "--cutoff_len", "64"]
 
 
-COMMON = ["--device", "cpu", "--logging_steps", "1", "--batch_size", "8",
-          "--gradient_accumulation_steps", "1", "--learning_rate", "1e-2", "--cutoff_len", "64"]
+def train(script: Path, model: Path, data: Path, out: Path, *extra: str,
+          device: str = DEVICE) -> subprocess.CompletedProcess:
+    """Run train_lora.py directly, with small, fast settings, on ``device``."""
+    cmd = [sys.executable, str(script), "--model", str(model), "--data", str(data), "--output_dir", str(out),
+           "--device", device, *FAST, *extra]
+    proc = run(cmd, cwd=out.parent)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return proc
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def launch(script: Path, model: Path, data: Path, out: Path, *extra: str, device: str = DEVICE,
+           nproc: int = 1) -> subprocess.CompletedProcess:
+    """Run train_lora.py through the rendered run_lora.sh beside it (torchrun when nproc > 1)."""
+    env = {"MODEL": str(model), "DATA": str(data), "OUTPUT_DIR": str(out), "DEVICE": device,
+           "NPROC": str(nproc), "MASTER_PORT": str(free_port()),
+           # run_lora.sh calls `python` and `torchrun`: this interpreter's.
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = run(["bash", str(script.with_name("run_lora.sh")), *FAST, *extra], cwd=out.parent, env=env)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return proc
+
+
+def losses(stdout: str) -> list[tuple[int, float]]:
+    """(global step, loss) per logged training step."""
+    return [(int(m.group(1)), float(m.group(3))) for m in LOSS_LINE.finditer(stdout)]
+
+
+def assert_loss_falls(values: list[float]) -> None:
+    assert sum(values[-5:]) / 5 < 0.8 * sum(values[:5]) / 5, values
 
 
 @pytest.fixture(scope="module")
 def trained(workspace) -> tuple[subprocess.CompletedProcess, Path]:
     out = workspace["root"] / "out_single"
-    proc = run([sys.executable, str(workspace["mlu"]), "--model", str(workspace["model"]),
-                "--data", str(workspace["data"]), "--output_dir", str(out), "--max_steps", "30",
-                "--merge", *COMMON], cwd=workspace["root"])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = train(workspace["mlu"], workspace["model"], workspace["data"], out, "--max_steps", "30",
+                 "--save_steps", "10", "--merge_to", str(out / "merged"))
     return proc, out
 
 
-def test_cpu_training_lowers_the_loss(trained):
+def test_training_lowers_the_loss(trained):
     proc, _ = trained
-    assert "device=cpu precision=fp32" in proc.stdout
-    values = losses(proc.stdout)
-    assert len(values) == 30, proc.stdout
-    assert sum(values[-5:]) / 5 < sum(values[:5]) / 5, values
-    assert values[-1] < values[0], values
+    assert f"device={DEVICE} precision=fp32" in proc.stdout
+    steps = losses(proc.stdout)
+    assert [step for step, _ in steps] == list(range(1, 31)), proc.stdout
+    assert_loss_falls([loss for _, loss in steps])
+    assert "an Alpaca prompt" in proc.stdout  # the tokenizer has no chat template
     assert "final eval_loss" in proc.stdout
 
 
-def test_adapter_saved_reloads_and_generates(trained, workspace):
+def test_checkpoint_resumes_at_its_global_step(trained, workspace):
     _, out = trained
-    assert (out / "adapter_config.json").is_file()
-    assert any(out.glob("adapter_model.*"))
-    assert (out / "merged" / "config.json").is_file()
-    from peft import PeftModel
+    assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-10", "checkpoint-20", "checkpoint-30"]
+    resumed = workspace["root"] / "out_resumed"
+    shutil.copytree(out, resumed)
+    proc = train(workspace["mlu"], workspace["model"], workspace["data"], resumed, "--max_steps", "33",
+                 "--save_steps", "10", "--resume_from_checkpoint", "last")
+    assert f"resuming from {resumed / 'checkpoint-30'}" in proc.stdout
+    assert [step for step, _ in losses(proc.stdout)] == [31, 32, 33], proc.stdout
+    assert "trained to step 33" in proc.stdout
+    assert (resumed / "checkpoint-33" / "trainer_state.json").is_file()
+
+
+def test_adapter_reloads_generates_and_matches_the_merge(trained, workspace):
+    _, out = trained
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(out, local_files_only=True)
     base = AutoModelForCausalLM.from_pretrained(workspace["model"], local_files_only=True)
-    model = PeftModel.from_pretrained(base, out, local_files_only=True).eval()
-    inputs = tokenizer("### Instruction: name the colour", return_tensors="pt")
+    model = peft.PeftModel.from_pretrained(base, out, local_files_only=True).eval()
+    merged = AutoModelForCausalLM.from_pretrained(out / "merged", local_files_only=True).eval()
+    inputs = tokenizer("### Instruction: name the colour ### Input: a red apple ### Response:", return_tensors="pt")
     with torch.no_grad():
         generated = model.generate(**inputs, max_new_tokens=4, do_sample=False,
                                    pad_token_id=tokenizer.pad_token_id)
+        assert torch.allclose(model(**inputs).logits, merged(**inputs).logits, atol=1e-4)
+        untrained = AutoModelForCausalLM.from_pretrained(workspace["model"], local_files_only=True)
+        assert not torch.allclose(untrained(**inputs).logits, merged(**inputs).logits, atol=1e-3)
     assert generated.shape[1] > inputs["input_ids"].shape[1]
-    assert isinstance(tokenizer.decode(generated[0]), str)
 
 
-def test_torchrun_two_processes_on_gloo(workspace):
-    torchrun = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
+def test_run_lora_sh_two_processes(workspace):
     out = workspace["root"] / "out_ddp"
-    proc = run([torchrun, "--nproc_per_node", "2", "--standalone", str(workspace["hip"]),
-                "--model", str(workspace["model"]), "--data", str(workspace["data"]),
-                "--output_dir", str(out), "--max_steps", "3", *COMMON], cwd=workspace["root"])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = launch(workspace["hip"], workspace["model"], workspace["data"], out, "--max_steps", "3",
+                  "--val_size", "0", nproc=2)
     assert "backend=gloo world_size=2" in proc.stdout
-    assert len(losses(proc.stdout)) == 3
+    assert [step for step, _ in losses(proc.stdout)] == [1, 2, 3]
+    assert proc.stdout.count("step 1/3 loss") == 1  # printed by the first process only
     assert (out / "adapter_config.json").is_file()
 
 
-def test_clear_errors_for_missing_model_and_missing_torch_mlu(workspace, tmp_path):
-    missing = run([sys.executable, str(workspace["mlu"]), "--model", str(tmp_path / "nope"),
-                   "--data", str(workspace["data"]), "--device", "cpu"], cwd=tmp_path)
-    assert missing.returncode != 0
-    assert "is not a local directory" in missing.stderr
-    try:
-        import torch_mlu  # noqa: F401
-    except ImportError:
-        no_mlu = run([sys.executable, str(workspace["mlu"]), "--model", str(workspace["model"]),
-                      "--data", str(workspace["data"]), "--device", "mlu"], cwd=tmp_path)
-        assert no_mlu.returncode != 0
-        assert "needs torch_mlu" in no_mlu.stderr
+def test_sharegpt_from_a_saved_dataset_with_the_models_chat_template(workspace):
+    out = workspace["root"] / "out_chat"
+    proc = launch(workspace["mlu"], workspace["chat_model"], workspace["sharegpt_disk"], out,
+                  "--max_steps", "20", "--val_size", "0")
+    assert f"device={DEVICE}" in proc.stdout and "world_size=1" in proc.stdout
+    assert "40 sharegpt examples, formatted with the model's own chat template" in proc.stdout
+    assert_loss_falls([loss for _, loss in losses(proc.stdout)])
+    assert (out / "adapter_config.json").is_file()
+
+
+def load_script(path: Path):
+    """Import a rendered train_lora.py as a module (its main() does not run)."""
+    spec = importlib.util.spec_from_file_location(f"train_lora_{path.parent.parent.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def answer_text(example: dict, tokenizer) -> str:
+    kept = [tid for tid, label in zip(example["input_ids"], example["labels"]) if label != -100]
+    assert kept == [label for label in example["labels"] if label != -100]
+    return tokenizer.decode(kept)
+
+
+def test_only_answer_tokens_are_labelled(workspace):
+    from transformers import AutoTokenizer
+
+    script = load_script(workspace["hip"])
+    chat = AutoTokenizer.from_pretrained(workspace["chat_model"], local_files_only=True)
+    messages = script.to_messages(sharegpt_records()[0], "sharegpt")
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant"]
+    example = script.encode(script.chat_segments(messages, chat), chat, 128, plain=False)
+    assert answer_text(example, chat) == "red </s> apple apple </s>"
+    assert chat.decode(example["input_ids"]).startswith("<| system |> you name colours </s>")
+
+    plain = AutoTokenizer.from_pretrained(workspace["model"], local_files_only=True)
+    record = alpaca_records()[0]
+    example = script.encode(script.plain_segments(record, "alpaca"), plain, 128, plain=True)
+    assert answer_text(example, plain) == "red </s>"
+    assert example["input_ids"][0] == plain.bos_token_id
+    # A prompt longer than the cutoff leaves no answer token: the example is dropped.
+    assert script.encode(script.plain_segments(record, "alpaca"), plain, 5, plain=True) is None
+
+
+def test_clear_errors(workspace, tmp_path):
+    def fails(script: Path, *args: str) -> str:
+        proc = run([sys.executable, str(script), "--data", str(workspace["data"]), *args], cwd=tmp_path)
+        assert proc.returncode != 0
+        return proc.stderr
+
+    assert "is not a local directory" in fails(workspace["mlu"], "--model", str(tmp_path / "nope"), "--device", "cpu")
+    assert "fp16 is not offered on cpu" in fails(workspace["hip"], "--model", str(workspace["model"]),
+                                                 "--device", "cpu", "--precision", "fp16")
+    assert "no checkpoint-N folder" in fails(workspace["hip"], "--model", str(workspace["model"]), "--device",
+                                             "cpu", "--output_dir", str(tmp_path), "--resume_from_checkpoint", "last")
+    if importlib.util.find_spec("torch_mlu") is None:
+        assert "needs torch_mlu" in fails(workspace["mlu"], "--model", str(workspace["model"]), "--device", "mlu")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from porter.engine.cache import cached_texts
 from porter.lora.layout import LLAMAFACTORY, LLMTUNER, detect_layout
 from porter.lora.llamafactory import OVERRIDES, cli_flag, lf_config, yaml_scalar
+from porter.lora.options import train_options
 from porter.lora.targets import target_facts
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["yaml_scalar"] = yaml_scalar
     env.filters["cli_flag"] = cli_flag
+    env.filters["py"] = python_literal
     return env
 
 
@@ -65,6 +67,7 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
     lf_dir = f"{out_name}/{LF_DIR}"
     context = {
         "t": facts,
+        "options": train_options(facts),
         "deepspeed": deepspeed,
         "layout": layout,
         "lf_dir": lf_dir,
@@ -81,7 +84,9 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
         ("README.md", "README.md.j2", False),
     ]
     if deepspeed:
+        # ZeRO-2 (optimizer states and gradients sharded) and ZeRO-3 (weights too).
         plan.append(("ds_config.json", "ds_config.json.j2", False))
+        plan.append(("ds_config_zero3.json", "ds_config_zero3.json.j2", False))
     if layout == LLAMAFACTORY:
         plan.append((f"{LF_DIR}/lora_sft.yaml", "lf_sft.yaml.j2", False))
     if layout in (LLAMAFACTORY, LLMTUNER):
@@ -93,6 +98,15 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
     inputs = json.dumps([context, plan], sort_keys=True, default=_plain).encode()
     texts = cached_texts(cache_dir, inputs, "porter_lora", render)
     return [RenderedFile(relpath, text, executable) for (relpath, _, executable), text in zip(plan, texts)]
+
+
+def python_literal(value: object) -> str:
+    """A Python literal for train_lora.py's parser; strings double-quoted like the code around them."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid Python string literal
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(python_literal(item) for item in value) + "]"
+    return repr(value)
 
 
 def _plain(value: object) -> object:
