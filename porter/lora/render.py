@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from porter.engine.cache import cached_texts
 from porter.lora.layout import LLAMAFACTORY, LLMTUNER, detect_layout
+from porter.lora.lf_templates import template_table
 from porter.lora.llamafactory import OVERRIDES, cli_flag, lf_config, yaml_scalar
 from porter.lora.options import train_options
 from porter.lora.targets import target_facts
@@ -77,6 +78,7 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
     if layout is not None:
         ds_path = f"{out_name}/ds_config.json" if deepspeed else None
         context["lf"] = lf_config(layout, facts, deepspeed_config=ds_path)
+        context["lf_templates"] = template_table(Path(tree), layout)
 
     plan = [
         ("train_lora.py", "train_lora.py.j2", True),
@@ -91,6 +93,7 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
         plan.append((f"{LF_DIR}/lora_sft.yaml", "lf_sft.yaml.j2", False))
     if layout in (LLAMAFACTORY, LLMTUNER):
         plan.append((f"{LF_DIR}/run_sft.sh", "lf_run_sft.sh.j2", True))
+        plan.append((f"{LF_DIR}/templates.json", "lf_templates.json.j2", False))
     def render() -> list[str]:
         env = _environment()
         return [env.get_template(name).render(**context) for _, name, _ in plan]
