@@ -166,6 +166,27 @@ def parser_options(source: str) -> dict[str, dict]:
     return options
 
 
+OPTION_ROW = re.compile(r"^\| `--(\w+)` \| (.*?) \| .* \|$", re.MULTILINE)
+
+
+def test_readme_lists_every_option_of_the_script(rendered):
+    """The README's option table is the parser's option list: names, order and defaults."""
+    _, _, _, out, _ = rendered
+    options = parser_options((out / "train_lora.py").read_text())
+    rows = OPTION_ROW.findall((out / "README.md").read_text())
+    assert [name for name, _ in rows] == list(options)
+    for name, default in rows:
+        option = options[name]
+        if option.get("required"):
+            assert default == "required"
+        elif option.get("action") == "store_true":
+            assert default == "off"
+        elif option["default"] is None:
+            assert default == "—"
+        else:
+            assert default == f"`{option['default']}`", name
+
+
 def rendered_lf_settings(layout: str, out: Path) -> dict[str, object]:
     """The keys and values of the LLaMA-Factory config, read back from the rendered file."""
     if layout == "llamafactory":
