@@ -112,9 +112,8 @@ def workspace(tmp_path_factory) -> dict[str, Path]:
     data = root / "alpaca.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in alpaca) + "\n", encoding="utf-8")
     paths = {"root": root, "model": root / "model", "chat_model": root / "chat_model", "data": data}
-    datasets = pytest.importorskip("datasets")
-    datasets.Dataset.from_list(sharegpt).save_to_disk(str(root / "sharegpt_disk"))
-    paths["sharegpt_disk"] = root / "sharegpt_disk"
+    (root / "sharegpt.json").write_text(json.dumps(sharegpt), encoding="utf-8")
+    paths["sharegpt"] = root / "sharegpt.json"
     for target in ("mlu", "hip"):
         render_lora(root, root / target / "porter_lora", target)
         paths[target] = root / target / "porter_lora" / "train_lora.py"
@@ -227,8 +226,11 @@ def test_run_lora_sh_two_processes(workspace):
 
 
 def test_sharegpt_from_a_saved_dataset_with_the_models_chat_template(workspace):
+    datasets = pytest.importorskip("datasets")
+    saved = workspace["root"] / "sharegpt_disk"
+    datasets.Dataset.from_list(sharegpt_records()).save_to_disk(str(saved))
     out = workspace["root"] / "out_chat"
-    proc = launch(workspace["mlu"], workspace["chat_model"], workspace["sharegpt_disk"], out,
+    proc = launch(workspace["mlu"], workspace["chat_model"], saved, out,
                   "--max_steps", "20", "--val_size", "0")
     assert f"device={DEVICE}" in proc.stdout and "world_size=1" in proc.stdout
     assert "40 sharegpt examples, formatted with the model's own chat template" in proc.stdout
