@@ -285,3 +285,53 @@ def test_clear_errors(workspace, tmp_path):
                                              "cpu", "--output_dir", str(tmp_path), "--resume_from_checkpoint", "last")
     if importlib.util.find_spec("torch_mlu") is None:
         assert "needs torch_mlu" in fails(workspace["mlu"], "--model", str(workspace["model"]), "--device", "mlu")
+
+
+def test_eval_file_eval_steps_checkpointing_and_tensorboard(workspace):
+    pytest.importorskip("tensorboard")
+    root = workspace["root"]
+    records = alpaca_records()
+    (root / "train.json").write_text(json.dumps(records[:30]), encoding="utf-8")  # a JSON list
+    (root / "eval.jsonl").write_text("\n".join(json.dumps(r) for r in records[30:]) + "\n", encoding="utf-8")
+    out = root / "out_eval"
+    proc = train(workspace["hip"], workspace["model"], root / "train.json", out, "--eval_file",
+                 str(root / "eval.jsonl"), "--max_steps", "4", "--eval_steps", "2",
+                 "--gradient_checkpointing", "--report_to", "tensorboard")
+    assert "examples: 30 train, 15 eval" in proc.stdout
+    assert re.search(r"step 2/4 eval_loss [0-9.]+", proc.stdout) and re.search(r"step 4/4 eval_loss", proc.stdout)
+    assert [step for step, _ in losses(proc.stdout)] == [1, 2, 3, 4]
+    assert list(out.rglob("events.out.tfevents.*")), "no TensorBoard event file"
+    config = json.loads((out / "checkpoint-4" / "trainer_state.json").read_text())
+    assert config["global_step"] == 4
+
+
+def test_deepspeed_zero3_two_processes_and_merge(workspace):
+    pytest.importorskip("deepspeed")
+    ds_dir = workspace["root"] / "ds" / "porter_lora"
+    render_lora(workspace["root"], ds_dir, "mlu", deepspeed=True)
+    out = workspace["root"] / "out_zero3"
+    proc = run(["bash", str(ds_dir / "run_lora.sh"), *FAST, "--max_steps", "5", "--val_size", "0",
+                "--merge_to", str(out / "merged")], cwd=workspace["root"],
+               env={"MODEL": str(workspace["model"]), "DATA": str(workspace["data"]), "OUTPUT_DIR": str(out),
+                    "DEVICE": DEVICE, "NPROC": "2", "MASTER_PORT": str(free_port()),
+                    "DS_CONFIG": str(ds_dir / "ds_config_zero3.json"),
+                    # DeepSpeed compiles its CPU communication op once into the torch extensions
+                    # cache; conftest points XDG_CACHE_HOME at a fresh folder, which would make
+                    # every run compile it again (minutes), so the usual folder is named.
+                    "TORCH_EXTENSIONS_DIR": os.environ.get("TORCH_EXTENSIONS_DIR",
+                                                           os.path.expanduser("~/.cache/torch_extensions")),
+                    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"})
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert "world_size=2" in proc.stdout
+    assert [step for step, _ in losses(proc.stdout)] == [1, 2, 3, 4, 5]
+    # The adapter was gathered from the ZeRO-3 shards: reloaded, it equals the merged weights.
+    from transformers import AutoModelForCausalLM
+
+    base = AutoModelForCausalLM.from_pretrained(workspace["model"], local_files_only=True)
+    model = peft.PeftModel.from_pretrained(base, out, local_files_only=True).eval()
+    merged = AutoModelForCausalLM.from_pretrained(out / "merged", local_files_only=True).eval()
+    ids = torch.tensor([[2, 5, 6, 7, 8]])
+    with torch.no_grad():
+        assert torch.allclose(model(input_ids=ids).logits, merged(input_ids=ids).logits, atol=1e-4)
+        plain = AutoModelForCausalLM.from_pretrained(workspace["model"], local_files_only=True)
+        assert not torch.allclose(plain(input_ids=ids).logits, merged(input_ids=ids).logits, atol=1e-3)
