@@ -79,6 +79,8 @@ def test_files_written(rendered):
     for path in written:
         assert path.is_file()
         assert bool(path.stat().st_mode & 0o100) == path.name.endswith((".sh", ".py"))
+        if path.suffix == ".json":
+            json.loads(path.read_text())  # every rendered JSON file parses
 
 
 def test_train_script_parses_and_fits_the_target(rendered):

@@ -272,19 +272,24 @@ def test_only_answer_tokens_are_labelled(workspace):
     assert script.encode(script.plain_segments(record, "alpaca"), plain, 5, plain=True) is None
 
 
-def test_clear_errors(workspace, tmp_path):
-    def fails(script: Path, *args: str) -> str:
-        proc = run([sys.executable, str(script), "--data", str(workspace["data"]), *args], cwd=tmp_path)
-        assert proc.returncode != 0
-        return proc.stderr
+ERRORS = [
+    pytest.param("mlu", ["--model", "{tmp}/nope", "--device", "cpu"], "is not a local directory", id="no-model"),
+    pytest.param("hip", ["--model", "{model}", "--device", "cpu", "--precision", "fp16"],
+                 "fp16 is not offered on cpu", id="fp16-on-cpu"),
+    pytest.param("hip", ["--model", "{model}", "--device", "cpu", "--output_dir", "{tmp}",
+                         "--resume_from_checkpoint", "last"], "no checkpoint-N folder", id="nothing-to-resume"),
+    pytest.param("mlu", ["--model", "{model}", "--device", "mlu"], "needs torch_mlu", id="no-torch_mlu"),
+]
 
-    assert "is not a local directory" in fails(workspace["mlu"], "--model", str(tmp_path / "nope"), "--device", "cpu")
-    assert "fp16 is not offered on cpu" in fails(workspace["hip"], "--model", str(workspace["model"]),
-                                                 "--device", "cpu", "--precision", "fp16")
-    assert "no checkpoint-N folder" in fails(workspace["hip"], "--model", str(workspace["model"]), "--device",
-                                             "cpu", "--output_dir", str(tmp_path), "--resume_from_checkpoint", "last")
-    if importlib.util.find_spec("torch_mlu") is None:
-        assert "needs torch_mlu" in fails(workspace["mlu"], "--model", str(workspace["model"]), "--device", "mlu")
+
+@pytest.mark.parametrize("target,args,message", ERRORS)
+def test_clear_errors(workspace, tmp_path, target, args, message):
+    if "torch_mlu" in message and importlib.util.find_spec("torch_mlu") is not None:
+        pytest.skip("torch_mlu is installed here")
+    args = [a.format(tmp=tmp_path, model=workspace["model"]) for a in args]
+    proc = run([sys.executable, str(workspace[target]), "--data", str(workspace["data"]), *args], cwd=tmp_path)
+    assert proc.returncode != 0
+    assert message in proc.stderr, proc.stderr[-2000:]
 
 
 def test_eval_file_eval_steps_checkpointing_and_tensorboard(workspace):
