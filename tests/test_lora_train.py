@@ -217,11 +217,13 @@ def test_adapter_reloads_generates_and_matches_the_merge(trained, workspace):
 
 def test_run_lora_sh_two_processes(workspace):
     out = workspace["root"] / "out_ddp"
-    proc = launch(workspace["hip"], workspace["model"], workspace["data"], out, "--max_steps", "3",
+    proc = launch(workspace["hip"], workspace["model"], workspace["data"], out, "--max_steps", "12",
                   "--val_size", "0", nproc=2)
-    assert "backend=gloo world_size=2" in proc.stdout
-    assert [step for step, _ in losses(proc.stdout)] == [1, 2, 3]
-    assert proc.stdout.count("step 1/3 loss") == 1  # printed by the first process only
+    assert "backend=gloo world_size=2" in proc.stdout and "parallelism: DDP" in proc.stdout
+    steps = losses(proc.stdout)
+    assert [step for step, _ in steps] == list(range(1, 13))
+    assert_loss_falls([loss for _, loss in steps])
+    assert proc.stdout.count("step 1/12 loss") == 1  # printed by the first process only
     assert (out / "adapter_config.json").is_file()
 
 
