@@ -342,3 +342,69 @@ def test_deepspeed_zero3_two_processes_and_merge(workspace):
         assert torch.allclose(model(input_ids=ids).logits, merged(input_ids=ids).logits, atol=1e-4)
         plain = AutoModelForCausalLM.from_pretrained(workspace["model"], local_files_only=True)
         assert not torch.allclose(plain(input_ids=ids).logits, merged(input_ids=ids).logits, atol=1e-3)
+
+
+class FakeCards:
+    """Stands in for torch.mlu / torch.cuda: what the device and precision choice asks."""
+
+    def __init__(self, available: bool, bf16: bool = False, arch: str = ""):
+        self.available, self.bf16, self.arch = available, bf16, arch
+
+    def is_available(self) -> bool:
+        return self.available
+
+    def is_bf16_supported(self) -> bool:
+        return self.bf16
+
+    def get_device_properties(self, index: int):
+        return type("Properties", (), {"gcnArchName": self.arch})()
+
+
+@pytest.mark.parametrize(
+    "bf16,requested,expected",
+    [
+        pytest.param(True, "auto", "bf16", id="auto-bf16-card"),
+        pytest.param(False, "auto", "fp16", id="auto-fp16-card"),
+        pytest.param(False, "bf16", "exit", id="bf16-asked-not-there"),
+        pytest.param(False, "fp32", "fp32", id="fp32-asked"),
+    ],
+)
+def test_mlu_precision_follows_the_card(workspace, monkeypatch, bf16, requested, expected):
+    script = load_script(workspace["mlu"])
+    monkeypatch.setattr(script.torch, "mlu", FakeCards(True, bf16=bf16), raising=False)
+    if expected == "exit":
+        with pytest.raises(SystemExit, match="bf16 is not supported here.*Use --precision fp16"):
+            script.select_precision(requested, "mlu", 0)
+    else:
+        assert script.select_precision(requested, "mlu", 0)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "arch,requested,expected",
+    [
+        pytest.param("gfx90a:sramecc+:xnack-", "auto", "bf16", id="MI200-bf16"),
+        pytest.param("gfx906", "auto", "fp16", id="Z100-fp16"),
+        pytest.param("gfx906", "bf16", "exit", id="Z100-bf16-asked"),
+    ],
+)
+def test_hip_precision_follows_the_architecture(workspace, monkeypatch, arch, requested, expected):
+    script = load_script(workspace["hip"])
+    monkeypatch.setattr(script.torch, "cuda", FakeCards(True, bf16=True, arch=arch))  # ROCm always says bf16
+    monkeypatch.setattr(script.torch.version, "hip", "6.2", raising=False)
+    if expected == "exit":
+        with pytest.raises(SystemExit, match="gfx906 is not known to have native bf16"):
+            script.select_precision(requested, "cuda", 0)
+    else:
+        assert script.select_precision(requested, "cuda", 0)[0] == expected
+
+
+def test_mlu_device_choice(workspace, monkeypatch):
+    script = load_script(workspace["mlu"])
+    monkeypatch.setitem(sys.modules, "torch_mlu", type(sys)("torch_mlu"))  # importable, as on an MLU host
+    monkeypatch.setattr(script.torch, "mlu", FakeCards(True), raising=False)
+    assert script.select_device("auto") == "mlu"
+    assert script.select_device("cpu") == "cpu"
+    monkeypatch.setattr(script.torch, "mlu", FakeCards(False), raising=False)
+    assert script.select_device("auto") == "cpu"  # no card visible: train on the CPU
+    with pytest.raises(SystemExit, match="no card is visible.*MLU_VISIBLE_DEVICES"):
+        script.select_device("mlu")
