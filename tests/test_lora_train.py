@@ -408,3 +408,22 @@ def test_mlu_device_choice(workspace, monkeypatch):
     assert script.select_device("auto") == "cpu"  # no card visible: train on the CPU
     with pytest.raises(SystemExit, match="no card is visible.*MLU_VISIBLE_DEVICES"):
         script.select_device("mlu")
+
+
+def test_a_template_that_rewrites_past_turns_trains_on_the_last_answer(workspace):
+    """Templates that drop earlier answers (as some do with past reasoning) break the prefix
+    rule; then only the final answer is labelled, never text the model would not see."""
+    from transformers import AutoTokenizer
+
+    script = load_script(workspace["mlu"])
+    chat = AutoTokenizer.from_pretrained(workspace["chat_model"], local_files_only=True)
+    chat.chat_template = (
+        "{% for m in messages %}{% if m['role'] == 'assistant' and not loop.last %}<|assistant|> </s> "
+        "{% else %}<|{{ m['role'] }}|> {{ m['content'] }} </s> {% endif %}{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|> {% endif %}"
+    )
+    messages = script.to_messages(sharegpt_records()[1], "sharegpt")
+    example = script.encode(script.chat_segments(messages, chat), chat, 128, plain=False)
+    assert answer_text(example, chat) == "pear pear </s>"
+    # The input is the conversation as this template renders it: the first answer left out.
+    assert "<| assistant |> </s> <| user |> repeat pear twice" in chat.decode(example["input_ids"])
