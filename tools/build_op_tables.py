@@ -119,6 +119,8 @@ def build_table(version: str, vendor: dict[str, dict], source: dict, notes: dict
             entry["status"] = "partial" if item["limited"] else "supported"
         if entry["status"] == "partial":
             entry["note"] = note_for(api, version, notes)
+            if api in notes.get("triggers", {}):
+                entry["when"] = notes["triggers"][api]
         elif item.get("conflict"):
             entry["note"] = "The vendor list names this API twice, once supported and once not; treated as unsupported."
         elif (group := next((g for g in doubtful if any(fnmatch.fnmatchcase(api, p) for p in g["apis"])), None)):
@@ -165,6 +167,7 @@ def check_notes_used(notes: dict, vendors: dict[str, dict[str, dict]]) -> None:
     for version, table in notes.get("version_notes", {}).items():
         vendor = vendors.get(version, {})
         stale += [f"{api} ({version})" for api in table if not vendor.get(api, {}).get("limited")]
+    stale += [f"triggers {api}" for api in notes.get("triggers", {}) if api not in limited]
     for section in DOUBTFUL_SECTIONS:
         for pattern in notes.get(section, {}).get("apis", []):
             if not any(not e["supported"] and fnmatch.fnmatchcase(api, pattern) for v in vendors.values() for api, e in v.items()):
