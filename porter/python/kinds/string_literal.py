@@ -133,6 +133,33 @@ def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
     return None
 
 
+def _only_named(ctx: FileContext, node: ast.AST, value: str) -> bool:
+    """A flagged literal that only names its value, where nothing is set to it: compared
+    (`impl != "flash_attention_2"`, `x in ("fa2", ...)`), in a type annotation
+    (`Literal["eager", "flash_attention_2"]`), or the value of a constant named for it
+    (`FLASH_ATTENTION_2 = "flash_attention_2"`). Reported are the places that use it."""
+    if _named_constant(ctx, node, value) is not None:
+        return True
+    child, parent = node, ctx.parents.get(node)
+    while isinstance(parent, (ast.Tuple, ast.List, ast.Set)):
+        child, parent = parent, ctx.parents.get(parent)
+    if isinstance(parent, ast.Compare):
+        return True
+    while parent is not None and not isinstance(parent, ast.stmt):
+        child, parent = parent, ctx.parents.get(parent)
+    annotation = getattr(parent, "annotation", None) if isinstance(parent, ast.AnnAssign) else None
+    if annotation is not None and _contains(annotation, node):
+        return True
+    return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        a.annotation is not None and _contains(a.annotation, node)
+        for a in [*parent.args.args, *parent.args.kwonlyargs, *parent.args.posonlyargs]) or (
+        isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is not None and _contains(parent.returns, node))
+
+
+def _contains(tree: ast.AST, node: ast.AST) -> bool:
+    return any(n is node for n in ast.walk(tree))
+
+
 def _flagged(value: str, flag: set[str]) -> bool:
     """A flagged literal, or a command line that starts with one (`"nvidia-smi -L"`)."""
     return value in flag or value.split(" ", 1)[0] in flag
@@ -155,7 +182,8 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                     yield ctx.finding(rule, ctx.parents[node], subject=value.split(" ", 1)[0])
                 continue  # literal parts of an f-string: handled with the whole f-string below
             if _flagged(value, flag):
-                yield ctx.finding(rule, node, subject=value)
+                if not _only_named(ctx, node, value):
+                    yield ctx.finding(rule, node, subject=value)
                 continue
             foreign = _foreign_use(ctx, node, rule) if value in values else None
             if foreign is not None:
