@@ -62,3 +62,16 @@ def test_other_stacks_by_path_word():
     for rel in ("examples/ipex/chat.py", "deploy/tensorrt/build.sh", "trtllm_runner/run.py", "openvino_export.py"):
         assert vendor_word(rel, rules) is not None, rel
     assert vendor_word("src/extensorrtion/util.py", rules) is None
+
+
+def test_the_targets_own_folders_are_not_another_vendor(tmp_path):
+    """On HIP, docker/docker-rocm is already ROCm's: kept, and said so (not 'another vendor')."""
+    src = tmp_path / "repo"
+    (src / "docker" / "docker-rocm").mkdir(parents=True)
+    (src / "docker" / "docker-rocm" / "Dockerfile").write_text("FROM rocm/pytorch:latest\n")
+    (src / "docker" / "docker-npu").mkdir(parents=True)
+    (src / "docker" / "docker-npu" / "Dockerfile").write_text("FROM ascendai/cann:latest\n")
+    _, report, _ = convert(src, ConvertOptions(target="hip", out=tmp_path / "out", jobs=1, extend=("PRT190",)))
+    messages = {f["path"]: f["message"] for f in report["findings"]}
+    assert "already for this target" in messages["docker/docker-rocm/Dockerfile"]
+    assert "another device or vendor" in messages["docker/docker-npu/Dockerfile"]

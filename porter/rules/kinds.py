@@ -70,7 +70,8 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("import-insert", {"module": _STR, "when_importing": _STR}),
     KindSchema("op-table", {"statuses": _f(list, choices=API_STATUSES), "uses": _f(list, choices=API_USES)},
                {"severity_by_status": _f(dict, keys_in=API_STATUSES, choices=SEVERITIES), "opt_in": _BOOL}),
-    KindSchema("vendor-path", {"words": _LIST}, example_file=""),  # examples are paths in a tree
+    # `own`: the words that name the target itself (a file already ported, kept all the same).
+    KindSchema("vendor-path", {"words": _LIST}, {"own": _LIST}, example_file=""),  # examples are paths in a tree
     KindSchema("config-key", {"keys": _LIST, "configs": _f(list, choices=CONFIG_TYPES)},
                {"values": _LIST, "replace": _DICT, "blocked_by": _DICT, "cli": _BOOL}, example_file="train_args.yaml"),
     KindSchema("python-snippet", {"interpreters": _LIST}, example_file="run.sh"),
