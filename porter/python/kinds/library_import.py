@@ -42,7 +42,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 modules = [(alias.name, alias) for alias in node.names]
             for module, where in modules:
                 entry = table.by_import(module)
-                if entry is None or entry.action not in rule.params["actions"]:
+                if entry is None or entry.action not in rule.params["actions"] or entry.imports_run:
                     continue
                 first.setdefault(entry.name, (where, module))
                 count[entry.name] = count.get(entry.name, 0) + 1
