@@ -15,6 +15,11 @@ groups and vLLM's weight sync know only NCCL and GLOO), and, with `report_in_com
 compared with anything but a call into torch (`if args.backend == "nccl"` compares with a
 value a launch script or config passes, which porter may not have changed).
 
+A device literal in a decorator (`@pytest.mark.runs_on(["cuda"])`) of a test that needs a
+CUDA-only stack (`keep_in_decorators_near`: a word found in that test's decorators, in the
+module's imports or in its path, such as sglang or megatron) is kept and reported: the test
+cannot run on the target whatever its marker says.
+
 A constant named for the value it holds (`CUDA = "cuda"` in an enum, `BACKEND_NCCL =
 "nccl"`) is reported, never rewritten: `DeviceType.CUDA = "mlu"` would make every check for
 CUDA answer yes on MLU. The places that compare with it need the change instead.
@@ -133,6 +138,21 @@ def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
     return None
 
 
+def _cuda_only_test(ctx: FileContext, node: ast.AST, words: tuple[str, ...] | list[str]) -> str | None:
+    """The CUDA-only stack a decorated test needs, when `node` is in one of its decorators."""
+    if not words:
+        return None
+    child, parent = node, ctx.parents.get(node)
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        child, parent = parent, ctx.parents.get(parent)
+    if parent is None or not any(child is d for d in parent.decorator_list):
+        return None
+    texts = [ctx.text[slice(*ctx.span(d))] for d in parent.decorator_list]
+    texts += [name for name in ctx.imports.bindings.values()] + [ctx.path]
+    lowered = " ".join(texts).lower()
+    return next((w for w in words if w in lowered), None)
+
+
 def _only_named(ctx: FileContext, node: ast.AST, value: str) -> bool:
     """A flagged literal that only names its value, where nothing is set to it: compared
     (`impl != "flash_attention_2"`, `x in ("fa2", ...)`), in a type annotation
@@ -189,6 +209,11 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             if foreign is not None:
                 yield ctx.finding(rule, node, f'"{value}" is {foreign}: kept; change it by hand if it is a torch backend',
                                   subject=value, severity="warning")
+                continue
+            stack = _cuda_only_test(ctx, node, rule.params.get("keep_in_decorators_near", ()))
+            if stack is not None:
+                yield ctx.finding(rule, node, f'"{value}" kept: a device marker of a test that needs {stack}, '
+                                  f"which does not run on {ctx.target.upper()}", subject=value, severity="warning")
                 continue
             constant = _named_constant(ctx, node, value)
             if constant is not None:
