@@ -52,8 +52,9 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     if kernel_import is not None:
         node, module = kernel_import
         extra.append(ctx.finding(rule, node, f"module kept as it is: it imports {module} at top level (a GPU kernel language or another vendor's stack), which does not run on the target", severity="warning", suggestion="Use the PyTorch fallback path of this code on the target, or port the kernels by hand."))
-        # One finding for the whole module; its would-be edits are not listed one by one.
-        return [f for f in findings if f.edit is None] + extra
+        # One finding for the whole module: its would-be edits are not listed one by one, and
+        # the import of that language is not reported again as a library import.
+        return [f for f in findings if f.edit is None and f.subject != module] + extra
     checked = guards.checked_ifs(ctx, rule)
     for top in ctx.nodes(ast.If) if checked else ():
         if id(top) in seen_elifs:
