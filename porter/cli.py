@@ -31,6 +31,8 @@ class _LazyGroup(click.Group):
         "check": "porter.commands.check:check",
         "ops": "porter.commands.check:ops",
         "report": "porter.commands.report:report",
+        "run": "porter.commands.emulate:run_cmd",
+        "verify": "porter.commands.emulate:verify",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -12,6 +12,7 @@ free of torch.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 SITE_DIR = Path(__file__).with_name("site")
@@ -26,6 +27,10 @@ def environment(devices: int | None = None, version: str | None = None, base: di
     porter_root = str(Path(__file__).resolve().parents[2])  # this porter, wherever it is installed
     paths = [str(SITE_DIR), porter_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    # `python` and `torchrun` in the command mean porter's own interpreter: the extension is
+    # compiled against the torch installed beside it.
+    bindir = os.path.dirname(sys.executable)
+    env["PATH"] = os.pathsep.join(dict.fromkeys([bindir] + [p for p in env.get("PATH", "").split(os.pathsep) if p]))
     if devices is not None:
         env[ENV_DEVICES] = str(devices)
     if version is not None:

@@ -17,12 +17,25 @@ SOURCE = Path(__file__).with_name("csrc") / "mlu_emulator.cpp"
 NAME = "porter_mlu_emulator"
 
 
-def build_dir() -> Path:
-    import torch
+def torch_version() -> str:
+    """The installed torch's version, read without importing torch (porter's own process
+    decides whether a build is needed; importing torch there would cost seconds)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    key = hashlib.sha256(SOURCE.read_bytes() + torch.__version__.encode()).hexdigest()[:16]
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        raise RuntimeError("the emulator needs torch: pip install 'porter[emulate]'") from None
+
+
+def build_dir() -> Path:
+    key = hashlib.sha256(SOURCE.read_bytes() + torch_version().encode()).hexdigest()[:16]
     root = os.environ.get("PORTER_EMULATOR_CACHE") or str(default_cache_dir() / "emulator")
     return Path(root) / key
+
+
+def is_built() -> bool:
+    return (build_dir() / f"{NAME}.so").is_file()
 
 
 def load_extension(verbose: bool = False):
