@@ -61,3 +61,8 @@ RULES: tuple[Rule, ...] = tuple(
     for code, name, severity, summary, why, suggestion, example in _RAW
 )
 BY_CODE = {r.code: r for r in RULES}
+
+
+def for_target(target: str) -> tuple[Rule, ...]:
+    """The runtime codes that apply to a target (the emulator exists for mlu only)."""
+    return RULES if target == "mlu" else ()
