@@ -23,7 +23,8 @@ _RAW = (
      "import torch\nimport torch_mlu\ntorch.mlu.nvtx.range_push('step')"),
     ("PRT703", "device-mismatch", "error",
      "a tensor on another device (a hard-coded \"cpu\" or \"cuda\") meets mlu tensors",
-     "On an accelerator, ops refuse operands on different devices; CPU-only runs never show it.",
+     "On an accelerator, ops refuse operands on different devices, and an MLU machine has no CUDA; "
+     "CPU-only runs never show either.",
      "Create the tensor on the same device as the others (device=x.device), or move it with .to().",
      "import torch\nimport torch_mlu\nx = torch.ones(2, device='mlu') + torch.ones(2, device='cpu')"),
     ("PRT704", "mlu-used-before-torch-mlu", "error",

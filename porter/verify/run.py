@@ -77,8 +77,9 @@ def classify(error: str) -> str:
     """The code of an import failure, from its message."""
     if "is not available in torch_mlu for torch" in error:
         return "PRT702"
-    if "Expected all tensors to be on the same device" in error:
-        return "PRT703"
+    if ("Expected all tensors to be on the same device" in error or "Torch not compiled with CUDA enabled" in error
+            or "Found no NVIDIA driver" in error):
+        return "PRT703"  # a tensor left on another device, or a "cuda" the port missed
     if ("device type at start of device string: mlu" in error or "has no attribute 'mlu'" in error
             or "Invalid device string: 'mlu" in error):
         return "PRT704"
