@@ -76,6 +76,15 @@ def test_mixing_devices_fails_like_an_accelerator(probe):
     assert "mlu:0 and mlu:1" in got["other_mlu"]
     assert got["cuda"] is not None  # no CUDA beside an MLU
     assert got["cpu_scalar_ok"] == [2, 2, 2]  # 0-dim CPU tensors are scalars, as on CUDA
+    assert got["cpu_index_ok"] == [0, 3]  # and CPU index tensors are accepted, as on CUDA
+
+
+def test_out_arguments_are_filled_and_resized(probe):
+    got = probe["out_arguments"]
+    assert got["empty"] == [[0, 2, 4], [6, 8, 10]]
+    assert got["exact"] == [[0, 2, 4], [6, 8, 10]] and got["same_buffer"]  # written in place, no copy
+    assert got["wrong"] == [[1, 2, 3], [4, 5, 6]] and got["wrong_device"] == "mlu:0"  # resized, as CPU/CUDA do
+    assert got["mse_warnings"] == 0  # mse_loss runs its functional kernel, no resize warning
 
 
 def test_save_and_load_with_and_without_map_location(probe):

@@ -95,7 +95,29 @@ def cross_device():
         "matmul_cpu": raises(lambda: torch.ones(2, 3, device="mlu") @ torch.ones(3, 2)),
         "cuda": raises(lambda: a + torch.ones(3, device="cuda")),
         "cpu_scalar_ok": (a * torch.tensor(2.0)).cpu().tolist(),
+        "cpu_index_ok": torch.arange(5.0, device="mlu")[torch.tensor([0, 3])].cpu().tolist(),
     }
+
+
+@check
+def out_arguments():
+    import warnings
+
+    x = torch.arange(6.0, device="mlu").reshape(2, 3)
+    empty = torch.empty(0, device="mlu")
+    torch.add(x, x, out=empty)
+    exact = torch.empty(2, 3, device="mlu")
+    exact_ptr = exact.data_ptr()
+    torch.mul(x, 2, out=exact)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        wrong = torch.empty(2, device="mlu")
+        torch.add(x, 1, out=wrong)
+        mse_warnings_before = len(caught)
+        torch.nn.functional.mse_loss(x, x + 1)
+    return {"empty": empty.cpu().tolist(), "exact": exact.cpu().tolist(), "same_buffer": exact.data_ptr() == exact_ptr,
+            "wrong": wrong.cpu().tolist(), "wrong_device": str(wrong.device),
+            "mse_warnings": len(caught) - mse_warnings_before}
 
 
 @check

@@ -196,11 +196,13 @@ bool is_mlu(const at::Tensor& t) { return t.defined() && t.device().type() == c1
 
 // A CPU tensor over the same bytes (whole storage, same sizes/strides/offset), so that CPU
 // kernels read and write the mlu tensor in place and views can be mapped back by offset.
-at::Tensor cpu_alias(const at::Tensor& t) {
+// A resizable alias (for out= arguments) may be given a new CPU buffer by the kernel; the
+// fallback then copies the result back into the mlu tensor.
+at::Tensor cpu_alias(const at::Tensor& t, bool resizable = false) {
   const auto& storage = t.storage();
   c10::Storage alias_storage(c10::Storage::use_byte_size_t(), storage.nbytes(),
                              at::DataPtr(const_cast<void*>(storage.data()), c10::Device(c10::DeviceType::CPU)),
-                             /*allocator=*/nullptr, /*resizable=*/false);
+                             resizable ? c10::GetCPUAllocator() : nullptr, resizable);
   auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(alias_storage), c10::DispatchKeySet(c10::DispatchKey::CPU),
                                                    t.dtype());
   impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
@@ -224,11 +226,12 @@ at::Tensor mlu_over(c10::Storage storage, const at::Tensor& like, bool zero = fa
 
 // A new CPU result becomes an mlu tensor that owns the CPU buffer (no copy).
 at::Tensor adopt(const at::Tensor& r, c10::DeviceIndex dev) {
-  if (r._is_zerotensor()) {
-    return mlu_over(c10::Storage(c10::Storage::use_byte_size_t(), 0, c10::DataPtr(nullptr, c10::Device(c10::DeviceType::PrivateUse1, dev)),
-                                 nullptr, false), r, /*zero=*/true);
+  if (r._is_zerotensor()) {  // no storage to read: keep the ZeroTensor key (reading it segfaults otherwise)
+    return mlu_over(c10::Storage(c10::Storage::use_byte_size_t(), 0,
+                                 c10::DataPtr(nullptr, c10::Device(c10::DeviceType::PrivateUse1, dev)), nullptr, false),
+                    r, /*zero=*/true);
   }
-  c10::intrusive_ptr<c10::StorageImpl> owner = c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(r.storage().unsafeGetStorageImpl());
+  auto owner = c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(r.storage().unsafeGetStorageImpl());
   int64_t bytes = static_cast<int64_t>(owner->nbytes());
   auto* block = new Block{owner->mutable_data(), bytes, dev, owner};
   count_alloc(dev, bytes);
@@ -242,97 +245,107 @@ at::Tensor adopt(const at::Tensor& r, c10::DeviceIndex dev) {
               b.str(), "! (while running ", op, " on the emulated mlu)");
 }
 
-struct Inputs {
-  std::optional<c10::Device> device;  // the mlu device of the op
-  std::vector<at::Tensor> originals;  // per argument slot with an mlu tensor (undefined otherwise)
-  std::vector<at::Tensor> aliases;
+// The arguments of one op call: which mlu device it runs on, and the CPU stand-ins.
+struct Call {
+  std::string op;
+  std::optional<c10::Device> device;
+
+  at::Tensor to_cpu(const at::Tensor& t, bool allow_cpu, bool resizable = false) {
+    if (!t.defined()) return t;
+    if (is_mlu(t)) {
+      if (device && *device != t.device()) device_mismatch(op, *device, t.device());
+      device = t.device();
+      return cpu_alias(t, resizable);
+    }
+    // A real accelerator accepts CPU scalars (0-dim) beside device tensors, and CPU index
+    // tensors; any other CPU operand is the bug this emulator exists to show.
+    if (device && !allow_cpu && t.device().is_cpu() && t.dim() != 0) device_mismatch(op, *device, t.device());
+    return t;
+  }
 };
 
-at::Tensor to_cpu_arg(const at::Tensor& t, Inputs& in, const std::string& op, bool strict) {
-  if (!t.defined()) return t;
-  if (is_mlu(t)) {
-    if (in.device && *in.device != t.device()) device_mismatch(op, *in.device, t.device());
-    in.device = t.device();
-    return cpu_alias(t);
+std::optional<c10::Device> first_mlu_device(const torch::jit::Stack& stack, size_t begin) {
+  for (size_t i = begin; i < stack.size(); ++i) {
+    const auto& iv = stack[i];
+    if (iv.isTensor() && is_mlu(iv.toTensor())) return iv.toTensor().device();
+    if (iv.isTensorList())
+      for (const at::Tensor t : iv.toTensorList())
+        if (is_mlu(t)) return t.device();
   }
-  // A real accelerator accepts CPU scalars (0-dim) beside device tensors, nothing else.
-  if (strict && t.device().is_cpu() && t.dim() != 0) device_mismatch(op, c10::Device(c10::DeviceType::PrivateUse1, in.device ? in.device->index() : t_current_device), t.device());
-  return t;
+  return std::nullopt;
 }
 
-// The boxed fallback for every op without an explicit mlu kernel.
+bool is_generator_arg(const c10::Argument& arg) {
+  const auto& type = arg.type();
+  return type->kind() == c10::TypeKind::OptionalType &&
+         type->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::GeneratorType;
+}
+
+// The boxed fallback for every op without an explicit mlu kernel: run the CPU kernel on
+// aliases, then hand back mlu tensors (the argument itself for in-place/out=, a view on the
+// input's storage for views, an mlu tensor adopting the buffer for new results).
 void mlu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
   const auto& args = schema.arguments();
   const auto num_args = args.size();
   const auto begin = stack->size() - num_args;
-  const std::string name = schema.operator_name().name;
 
-  Inputs in;
-  std::vector<at::Tensor> originals(num_args);
+  Call call{schema.operator_name().name, first_mlu_device(*stack, begin)};
+  std::vector<at::Tensor> originals(num_args);  // the mlu tensor passed in each slot
   std::vector<at::Tensor> aliases(num_args);
-  std::vector<bool> fresh_out(num_args, false);
-  // First pass: which mlu device, so CPU tensors seen before the first mlu one are judged too.
-  for (size_t i = 0; i < num_args; ++i) {
-    auto& iv = (*stack)[begin + i];
-    if (iv.isTensor() && is_mlu(iv.toTensor())) { in.device = iv.toTensor().device(); break; }
-    if (iv.isTensorList()) {
-      for (const auto& t : iv.toTensorList()) if (is_mlu(t)) { in.device = static_cast<at::Tensor>(t).device(); break; }
-    }
-  }
-  const bool strict = in.device.has_value();
   for (size_t i = 0; i < num_args; ++i) {
     auto& iv = (*stack)[begin + i];
     const auto* alias = args[i].alias_info();
     const bool written = alias && alias->isWrite();
     if (iv.isTensor()) {
-      at::Tensor t = iv.toTensor();
+      const at::Tensor t = iv.toTensor();
       if (is_mlu(t)) {
         originals[i] = t;
-        if (written && t.numel() == 0) {
-          // An empty out= tensor is resized by the kernel: let it write a resizable CPU
-          // tensor and copy the result back afterwards.
-          aliases[i] = at::empty({0}, t.options().device(c10::kCPU));
-          fresh_out[i] = true;
-          to_cpu_arg(t, in, name, strict);
-        } else {
-          aliases[i] = to_cpu_arg(t, in, name, strict);
-        }
+        aliases[i] = call.to_cpu(t, false, /*resizable=*/written && args[i].kwarg_only());
         iv = aliases[i];
       } else {
-        iv = to_cpu_arg(t, in, name, strict);
+        iv = call.to_cpu(t, false);
       }
     } else if (iv.isTensorList()) {
-      auto list = iv.toTensorList();
       c10::List<at::Tensor> out;
-      out.reserve(list.size());
-      for (const auto& t : list) out.push_back(to_cpu_arg(t, in, name, strict));
+      for (const at::Tensor t : iv.toTensorList()) out.push_back(call.to_cpu(t, false));
       iv = out;
     } else if (iv.isList() && iv.toList().elementType()->kind() == c10::TypeKind::OptionalType) {
+      // index / index_put indices: CPU index tensors are allowed, as on CUDA.
       auto list = iv.toList();
       c10::List<std::optional<at::Tensor>> out;
       for (size_t k = 0; k < list.size(); ++k) {
         c10::IValue e = list.get(k);
-        out.push_back(e.isTensor() ? std::optional<at::Tensor>(to_cpu_arg(e.toTensor(), in, name, strict)) : std::nullopt);
+        out.push_back(e.isTensor() ? std::optional<at::Tensor>(call.to_cpu(e.toTensor(), true)) : std::nullopt);
       }
       iv = out;
     } else if (iv.isDevice() && iv.toDevice().type() == c10::DeviceType::PrivateUse1) {
-      in.device = iv.toDevice();
+      if (!call.device) call.device = iv.toDevice();
       iv = c10::Device(c10::DeviceType::CPU);
     }
   }
-  c10::Device dev = in.device.value_or(c10::Device(c10::DeviceType::PrivateUse1, t_current_device));
+  c10::Device dev = call.device.value_or(c10::Device(c10::DeviceType::PrivateUse1, t_current_device));
   if (!dev.has_index()) dev = c10::Device(c10::DeviceType::PrivateUse1, t_current_device);
   // Random ops without an explicit generator draw from the mlu device's own stream.
   for (size_t i = 0; i < num_args; ++i) {
     auto& iv = (*stack)[begin + i];
-    if (iv.isNone() && args[i].type()->kind() == c10::TypeKind::OptionalType &&
-        args[i].type()->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::GeneratorType) {
-      iv = device_generator(dev.index());
-    }
+    if (iv.isNone() && is_generator_arg(args[i])) iv = device_generator(dev.index());
   }
 
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+
+  // out= arguments the kernel resized onto a new CPU buffer: resize the mlu tensor and
+  // copy back; resized in place: take over the new shape.
+  for (size_t i = 0; i < num_args; ++i) {
+    if (!originals[i].defined() || !aliases[i].defined() || !aliases[i].storage().resizable()) continue;
+    const at::Tensor& a = aliases[i];
+    if (a.storage().data() != originals[i].storage().data()) {
+      originals[i].resize_(a.sizes());
+      cpu_alias(originals[i]).copy_(a);
+    } else if (a.sizes() != originals[i].sizes() || a.strides() != originals[i].strides()) {
+      originals[i].unsafeGetTensorImpl()->set_sizes_and_strides(a.sizes(), a.strides(), a.storage_offset());
+    }
+  }
 
   const auto& rets = schema.returns();
   const auto nret = rets.size();
@@ -342,7 +355,7 @@ void mlu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     const void* base = r.storage().data();
     if (base) {
       for (size_t i = 0; i < num_args; ++i) {
-        if (originals[i].defined() && !fresh_out[i] && originals[i].storage().data() == base)
+        if (originals[i].defined() && originals[i].storage().data() == base)
           return mlu_over(originals[i].storage(), r);  // a view of an mlu input
       }
     }
@@ -352,29 +365,21 @@ void mlu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     auto& iv = (*stack)[rbegin + k];
     const auto* ralias = rets[k].alias_info();
     if (iv.isTensor()) {
+      bool done = false;
       if (ralias && ralias->isWrite()) {
-        // In-place / out=: hand back the argument it names, refreshed if it was resized.
-        for (size_t i = 0; i < num_args; ++i) {
+        // In-place / out=: hand back the argument it names.
+        for (size_t i = 0; i < num_args && !done; ++i) {
           const auto* a = args[i].alias_info();
           if (a && a->isWrite() && a->beforeSets() == ralias->beforeSets() && originals[i].defined()) {
-            if (fresh_out[i]) {
-              at::Tensor r = iv.toTensor();
-              originals[i].resize_(r.sizes());
-              cpu_alias(originals[i]).copy_(r);
-            }
             iv = originals[i];
-            break;
+            done = true;
           }
         }
-        if (iv.isTensor() && iv.toTensor().device().is_cpu()) iv = map_back(iv.toTensor());
-      } else {
-        iv = map_back(iv.toTensor());
       }
+      if (!done) iv = map_back(iv.toTensor());
     } else if (iv.isTensorList()) {
-      auto list = iv.toTensorList();
       c10::List<at::Tensor> out;
-      out.reserve(list.size());
-      for (const auto& t : list) out.push_back(map_back(t));
+      for (const at::Tensor t : iv.toTensorList()) out.push_back(map_back(t));
       iv = out;
     }
   }
@@ -484,6 +489,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage", mlu_set_source_storage);
   m.impl("set_.source_Tensor", mlu_set_tensor);
   m.impl("set_", mlu_set_empty);
+  // Structured functional ops whose composite path passes a wrongly shaped out= (torch
+  // warns on CPU too): run the CPU functional kernel instead, as CUDA has its own.
+  m.impl("mse_loss", torch::CppFunction::makeFromBoxedFunction<&mlu_fallback>());
   m.impl("convolution_overrideable", mlu_convolution);
   m.impl("convolution_backward_overrideable", mlu_convolution_backward);
 }
