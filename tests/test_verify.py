@@ -100,6 +100,9 @@ def test_target_comes_from_the_report(tmp_path):
     (tmp_path / "porter_report" / "report.json").write_text('{"target": "hip"}', encoding="utf-8")
     with pytest.raises(VerifyError, match="target is 'hip'; porter verify emulates mlu only"):
         read_target(tmp_path)
+    (tmp_path / "porter_report" / "report.json").write_text('{"target": "mlu", "target_version": "3.0"}', encoding="utf-8")
+    with pytest.raises(VerifyError, match="torch_mlu line '3.0' has no API list here"):
+        read_target(tmp_path)
     (tmp_path / "porter_report" / "report.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(VerifyError, match="unreadable report"):
         read_target(tmp_path)

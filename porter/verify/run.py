@@ -17,6 +17,7 @@ from pathlib import Path
 from porter.core.model import Finding
 from porter.core.tree import REPORT_DIR
 from porter.emulator import environment
+from porter.emulator.apis import versions
 from porter.emulator.launch import prepare
 from porter.verify.codes import BY_CODE
 from porter.verify.locate import innermost_frame
@@ -64,7 +65,10 @@ def read_target(root: Path) -> tuple[str, str | None]:
         raise VerifyError(f"{path}: not a porter report (no 'target')")
     if report["target"] != "mlu":
         raise VerifyError(f"{path}: target is {report['target']!r}; porter verify emulates mlu only")
-    return report["target"], report.get("target_version")
+    version = report.get("target_version")
+    if version is not None and version not in versions():
+        raise VerifyError(f"{path}: torch_mlu line {version!r} has no API list here (known: {', '.join(versions())})")
+    return report["target"], version
 
 
 def _finding(code: str, path: str, line: int, message: str) -> Finding:
@@ -95,14 +99,16 @@ def _import_batches(root: Path, modules: list[Module], version: str | None, opts
         cmd = [sys.executable, "-m", "porter.verify.harness", str(root), str(opts.timeout)]
         env = environment(1, version)
         env.update(OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
-        proc = subprocess.run(cmd, input=payload, env=env, capture_output=True, text=True,
-                              timeout=opts.timeout * len(batch) + 120)
-        results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+        try:
+            proc = subprocess.run(cmd, input=payload, env=env, capture_output=True, text=True,
+                                  timeout=opts.timeout * len(batch) + 120)
+            stdout, why = proc.stdout, "the import harness failed: " + " | ".join(proc.stderr.strip().splitlines()[-3:])
+        except subprocess.TimeoutExpired as exc:  # each import has its own limit; this is a stuck harness
+            stdout = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            why = "the import harness did not finish"
+        results = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
         done = {r["module"] for r in results}
-        for m in batch:
-            if m.name not in done:  # the harness itself died
-                results.append({"module": m.name, "status": "error", "type": "harness",
-                                "error": "the import harness failed: " + " | ".join(proc.stderr.strip().splitlines()[-3:])})
+        results += [{"module": m.name, "status": "error", "type": "harness", "error": why} for m in batch if m.name not in done]
         return results
 
     with ThreadPoolExecutor(jobs) as pool:
