@@ -1,6 +1,6 @@
 """Time a tiny Llama training loop on the emulated mlu against plain CPU.
 
-    python benchmarks/emulate.py [--steps 30] [--repeat 3] [--dtype fp32|bf16] [--hidden 64]
+    python benchmarks/emulate.py [--steps 30] [--repeat 3] [--dtype fp32|bf16] [--hidden 64] [--threads 1]
 
 Each run is a fresh process: the CPU one plain torch, the mlu one under porter's emulator
 (`import torch_mlu` from porter/emulator/site). Runs alternate, so a busy moment of the
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -58,7 +59,10 @@ print(json.dumps({"startup": started, "loop": time.perf_counter() - t, "last_los
 
 def run(device: str, args: argparse.Namespace) -> dict:
     code = f"DEVICE={device!r}; STEPS={args.steps}; HIDDEN={args.hidden}; DTYPE={args.dtype!r}\n" + LOOP
-    env = environment(1) if device == "mlu" else None
+    env = environment(1) if device == "mlu" else dict(os.environ)
+    # One thread by default: on a shared machine, OpenMP threads fighting for cores make the
+    # figures noise (and both runs pay the same kernels).
+    env["OMP_NUM_THREADS"] = str(args.threads)
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"{device} run failed:\n{proc.stderr[-2000:]}")
@@ -71,6 +75,7 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
+    p.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS of both runs")
     args = p.parse_args()
     built = prepare(quiet=False)
     if built:
@@ -80,7 +85,8 @@ def main() -> None:
         for device in ("cpu", "mlu"):
             results[device].append(run(device, args))
     med = {d: {k: statistics.median(r[k] for r in rs) for k in ("startup", "loop")} for d, rs in results.items()}
-    print(f"tiny Llama (hidden {args.hidden}, 2 layers), {args.steps} steps, {args.dtype}, median of {args.repeat}:")
+    print(f"tiny Llama (hidden {args.hidden}, 2 layers), {args.steps} steps, {args.dtype}, {args.threads} thread(s), "
+          f"median of {args.repeat}:")
     for d in ("cpu", "mlu"):
         print(f"  {d:>3}: loop {med[d]['loop']:.2f} s ({med[d]['loop'] / args.steps * 1000:.1f} ms/step), "
               f"start-up {med[d]['startup']:.2f} s, last loss {results[d][-1]['last_loss']:.4f}")
