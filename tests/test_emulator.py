@@ -93,7 +93,8 @@ def test_save_and_load_with_and_without_map_location(probe):
 
 def test_rng_seeds_and_states(probe):
     got = probe["rng"]
-    assert got == {"seed_repeats": True, "state_restores": True, "cpu_stream_untouched": True, "state_type": "torch.uint8"}
+    assert got == {"seed_repeats": True, "state_restores": True, "cpu_stream_untouched": True, "state_type": "torch.uint8",
+                   "random_submodule": True, "all_states": 2}
 
 
 def test_autocast_and_grad_scaler(probe):
@@ -258,7 +259,7 @@ class Data(torch.utils.data.Dataset):
         ids = torch.arange(16) % 7 + (i % 3)
         return {"input_ids": ids, "labels": ids}
 args = TrainingArguments(OUT, max_steps=16, per_device_train_batch_size=4, learning_rate=5e-3, logging_steps=4,
-                         report_to=[], bf16=True, save_strategy="no", disable_tqdm=True)
+                         report_to=[], bf16=True, save_strategy="steps", save_steps=16, disable_tqdm=True)
 trainer = Trainer(model=model, args=args, train_dataset=Data())
 trainer.train()
 print("DEVICE", args.device, next(model.parameters()).device)
@@ -276,3 +277,5 @@ def test_transformers_trainer_runs_on_mlu(built, tmp_path):
     assert lines["DEVICE"] == "mlu:0 mlu:0"
     losses = json.loads(lines["LOSSES"])
     assert len(losses) == 4 and losses[-1] < losses[0]
+    # The checkpoint holds the mlu RNG state (Trainer reads it through torch.mlu.random).
+    assert (tmp_path / "out" / "checkpoint-16" / "rng_state.pth").is_file()

@@ -28,6 +28,9 @@ ALWAYS = frozenset({
     "get_device_name", "get_device_properties", "get_device_capability", "mem_get_info", "StreamContext",
     "stream", "OutOfMemoryError", "init", "_get_device_index",
     "get_autocast_dtype", "is_autocast_enabled",
+    # A submodule of every torch_mlu (as torch.cuda.random); the list names its functions at
+    # torch.mlu level only. transformers' Trainer saves checkpoints through it.
+    "random",
 })
 
 

@@ -292,6 +292,11 @@ def build_module(ext: Any, version: str) -> RestrictedModule:
         if hasattr(module, name):
             setattr(mem, name, getattr(module, name))
     module.memory = mem
+    rng = RestrictedModule("torch.mlu.random", version, "random.")
+    for name in ("get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all", "manual_seed",
+                 "manual_seed_all", "seed", "seed_all", "initial_seed"):
+        setattr(rng, name, getattr(module, name))
+    module.random = rng
     if "cnpx" in allowed:
         cnpx = RestrictedModule("torch.mlu.cnpx", version, "cnpx.")
         cnpx.mark = lambda msg: None

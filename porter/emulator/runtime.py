@@ -41,6 +41,7 @@ def install():
     sys.modules["torch.mlu"] = module
     sys.modules["torch.mlu.amp"] = module.amp
     sys.modules["torch.mlu.memory"] = module.memory
+    sys.modules["torch.mlu.random"] = module.random
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
     # Backward runs on the calling thread: the autograd device thread otherwise outlives
     # the interpreter and aborts at exit ("terminate called without an active exception").

@@ -145,7 +145,9 @@ def rng():
     torch.mlu.manual_seed(5)
     cpu_before = torch.get_rng_state()
     torch.rand(4, device="mlu")
+    via_submodule = torch.equal(torch.mlu.random.get_rng_state(), torch.mlu.get_rng_state())
     return {"seed_repeats": torch.equal(first, again), "state_restores": torch.equal(x, y),
+            "random_submodule": via_submodule, "all_states": len(torch.mlu.random.get_rng_state_all()),
             "cpu_stream_untouched": torch.equal(cpu_before, torch.get_rng_state()),
             "state_type": str(state.dtype)}
 
