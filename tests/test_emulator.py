@@ -146,10 +146,12 @@ def test_vendor_lists_differ_where_the_tables_do():
         apis.listed("9.9")
 
 
-def test_device_count_from_mlu_visible_devices(built):
+@pytest.mark.parametrize(("devices", "visible", "count"), [(None, "0,1,2", "3"), (4, "1,3,5", "2")])
+def test_device_count_from_mlu_visible_devices(built, devices, visible, count):
+    # --devices is the machine's card count; MLU_VISIBLE_DEVICES selects among the cards.
     proc = emulated([sys.executable, "-c", "import torch, torch_mlu; print(torch.mlu.device_count())"],
-                    devices=2, MLU_VISIBLE_DEVICES="0,1,2")
-    assert proc.stdout.strip() == "3", proc.stderr[-2000:]
+                    devices=devices, MLU_VISIBLE_DEVICES=visible)
+    assert proc.stdout.strip() == count, proc.stderr[-2000:]
 
 
 def test_torch_mlu_is_only_on_the_path_of_processes_porter_starts():

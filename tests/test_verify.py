@@ -129,7 +129,8 @@ def test_runtime_codes_are_explained_by_porter_rules():
 @pytest.mark.slow
 def test_good_tree_passes_with_its_smoke_command(tmp_path):
     good = tree(tmp_path, "good")
-    proc = porter("verify", str(good), "--run", "python train.py --steps 3", "--format", "json")
+    proc = porter("verify", str(good), "--run", "python -c 'import torch, torch_mlu; assert torch.mlu.device_count() == 3' "
+                  "&& python train.py --steps 3", "--devices", "3", "--format", "json")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     data = json.loads(proc.stdout)
     assert data["findings"] == []
@@ -153,7 +154,15 @@ EXPECTED_BAD = {
 @pytest.fixture(scope="module")
 def bad_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
     bad = tree(tmp_path_factory.mktemp("bad"), "bad")
-    return porter("verify", str(bad), "--timeout", "6", "--run", "python -c 'import prt703_cpu_mixed'"), bad
+    env_visible = os.environ.get("MLU_VISIBLE_DEVICES")
+    os.environ["MLU_VISIBLE_DEVICES"] = "7"  # verify's imports choose their own devices
+    try:
+        return porter("verify", str(bad), "--timeout", "6", "--run", "python -c 'import prt703_cpu_mixed'"), bad
+    finally:
+        if env_visible is None:
+            os.environ.pop("MLU_VISIBLE_DEVICES")
+        else:
+            os.environ["MLU_VISIBLE_DEVICES"] = env_visible
 
 
 @pytest.mark.slow

@@ -26,7 +26,7 @@ def _checked(version: str | None) -> str | None:
 
 @click.command("run", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--emulate", type=click.Choice(EMULATE_TARGETS), required=True, help="The device to emulate on the CPU.")
-@click.option("--devices", type=click.IntRange(1, 16), default=None, help="Emulated device count (default: MLU_VISIBLE_DEVICES, else 1).")
+@click.option("--devices", type=click.IntRange(1, 16), default=None, help="Cards the emulated machine has (default 1, or as many as MLU_VISIBLE_DEVICES names); MLU_VISIBLE_DEVICES selects among them.")
 @click.option("--target-version", "version", default=None, help="torch_mlu line whose API list torch.mlu exposes (default: the newest).")
 @click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED)
 def run_cmd(emulate: str, devices: int | None, version: str | None, cmd: tuple[str, ...]) -> None:
@@ -50,8 +50,9 @@ def run_cmd(emulate: str, devices: int | None, version: str | None, cmd: tuple[s
 @click.option("--jobs", "-j", type=click.IntRange(1), default=None, help="Import processes in parallel (default: cores, at most 4).")
 @click.option("--no-lora", is_flag=True, help="Skip the LoRA smoke run of porter_lora/.")
 @click.option("--run", "run_command", default=None, help="A smoke command to run in OUT under the emulator (shell syntax).")
+@click.option("--devices", type=click.IntRange(1, 16), default=None, help="Emulated cards for --run (default 1, or MLU_VISIBLE_DEVICES).")
 def verify(out: Path, fmt: str, fail_on: str, exit_zero: bool, timeout: float, jobs: int | None, no_lora: bool,
-           run_command: str | None) -> None:
+           run_command: str | None, devices: int | None) -> None:
     """Prove the ported tree OUT runs: import its modules, train porter_lora on 1 and 2
     emulated devices, run --run; target and version come from OUT/porter_report/report.json.
     Exit 0 ok, 1 findings, 2 error."""
@@ -59,7 +60,7 @@ def verify(out: Path, fmt: str, fail_on: str, exit_zero: bool, timeout: float, j
     from porter.verify.report import RENDERERS, write_report
     from porter.verify.run import VerifyError, VerifyOptions, verify_tree
 
-    opts = VerifyOptions(timeout=timeout, jobs=jobs, lora=not no_lora, run=run_command)
+    opts = VerifyOptions(timeout=timeout, jobs=jobs, lora=not no_lora, run=run_command, run_devices=devices)
     try:
         result = verify_tree(out, opts)
         path = write_report(result)

@@ -21,9 +21,13 @@ ENV_VERSION = "PORTER_EMULATE_VERSION"
 ENV_DEVICES = "PORTER_EMULATE_DEVICES"
 
 
-def environment(devices: int | None = None, version: str | None = None, base: dict | None = None) -> dict[str, str]:
-    """The environment of a process that runs under the emulator."""
+def environment(devices: int | None = None, version: str | None = None, base: dict | None = None,
+                own_devices: bool = False) -> dict[str, str]:
+    """The environment of a process that runs under the emulator. `own_devices`: ignore the
+    caller's MLU_VISIBLE_DEVICES (porter verify chooses the device count itself)."""
     env = dict(os.environ if base is None else base)
+    if own_devices:
+        env.pop("MLU_VISIBLE_DEVICES", None)
     porter_root = str(Path(__file__).resolve().parents[2])  # this porter, wherever it is installed
     paths = [str(SITE_DIR), porter_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))

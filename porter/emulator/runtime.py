@@ -11,15 +11,24 @@ from porter.emulator import ENV_DEVICES, ENV_VERSION, apis
 
 
 def device_count_from_env() -> int:
-    """MLU_VISIBLE_DEVICES wins (as on hardware), else porter's --devices, else 1."""
-    visible = os.environ.get("MLU_VISIBLE_DEVICES")
-    if visible is not None:
-        return len([d for d in visible.split(",") if d.strip()])
-    raw = os.environ.get(ENV_DEVICES, "1")
+    """Visible emulated devices, as on a real machine: porter's --devices is how many cards
+    the machine has (default: enough for MLU_VISIBLE_DEVICES, else 1), and
+    MLU_VISIBLE_DEVICES, when set, selects among them."""
+    raw = os.environ.get(ENV_DEVICES)
     try:
-        return int(raw)
+        cards = int(raw) if raw else None
     except ValueError:
         raise SystemExit(f"porter emulator: {ENV_DEVICES}={raw!r} is not a number of devices") from None
+    visible = os.environ.get("MLU_VISIBLE_DEVICES")
+    if visible is None:
+        return 1 if cards is None else cards
+    try:
+        picked = [int(d) for d in visible.split(",") if d.strip()]
+    except ValueError:
+        raise SystemExit(f"porter emulator: MLU_VISIBLE_DEVICES={visible!r} is not a list of card numbers") from None
+    if cards is None:
+        return len(picked)
+    return len([d for d in picked if 0 <= d < cards])
 
 
 def install():

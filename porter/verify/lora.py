@@ -56,7 +56,7 @@ def parse_losses(output: str) -> list[float]:
 
 def build_tiny_model(work: Path, version: str | None, timeout: float) -> str | None:
     """Write work/model and work/alpaca.jsonl; an error message, or None."""
-    proc = subprocess.run([sys.executable, "-m", "porter.verify.tinymodel", str(work)], env=environment(1, version),
+    proc = subprocess.run([sys.executable, "-m", "porter.verify.tinymodel", str(work)], env=environment(1, version, own_devices=True),
                           capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         return "building the tiny model failed: " + " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
@@ -66,7 +66,7 @@ def build_tiny_model(work: Path, version: str | None, timeout: float) -> str | N
 def run_lora(root: Path, work: Path, devices: int, version: str | None, timeout: float) -> LoraRun:
     cmd = lora_command(root / ENTRY, work / "model", work / "alpaca.jsonl", work / f"out_{devices}", devices)
     run = LoraRun(devices, cmd)
-    env = environment(devices, version)
+    env = environment(devices, version, own_devices=True)
     env.update(OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
     try:
         proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=timeout)

@@ -36,6 +36,7 @@ class VerifyOptions:
     lora: bool = True
     lora_devices: tuple[int, ...] = (1, 2)
     run: str | None = None
+    run_devices: int | None = None  # for --run; None: the caller's MLU_VISIBLE_DEVICES, else 1
     run_timeout: float = 600.0
 
 
@@ -97,7 +98,7 @@ def _import_batches(root: Path, modules: list[Module], version: str | None, opts
     def one(batch: list[Module]) -> list[dict]:
         payload = json.dumps([[m.name, m.path_entry] for m in batch])
         cmd = [sys.executable, "-m", "porter.verify.harness", str(root), str(opts.timeout)]
-        env = environment(1, version)
+        env = environment(1, version, own_devices=True)
         env.update(OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
         try:
             proc = subprocess.run(cmd, input=payload, env=env, capture_output=True, text=True,
@@ -159,7 +160,7 @@ def _lora(root: Path, version: str | None, opts: VerifyOptions, result: VerifyRe
 
 
 def _smoke(root: Path, command: str, version: str | None, opts: VerifyOptions, result: VerifyResult) -> None:
-    env = environment(None, version)
+    env = environment(opts.run_devices, version)
     start = time.perf_counter()
     try:
         proc = subprocess.run(command, shell=True, cwd=root, env=env, capture_output=True, text=True, timeout=opts.run_timeout)
