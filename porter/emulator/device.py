@@ -180,15 +180,20 @@ def _functions(ext: Any, version: str) -> dict[str, Any]:
         _index(device)
         return DeviceProperties("MLU370-X8 (emulated by porter)", 3, 0, TOTAL_MEMORY, 64)
 
+    def set_device(device: Any) -> None:
+        index = _index(device)
+        if index >= 0:  # torch.cuda.set_device(-1) is a no-op; so is this
+            ext.set_device(index)
+
     @contextlib.contextmanager
     def stream(s: Any = None):
-        yield
+        yield  # one synchronous stream per device: nothing to switch
 
     fns: dict[str, Any] = {
         "is_available": lambda: count() > 0,
         "device_count": count,
         "current_device": lambda: int(ext.current_device()),
-        "set_device": lambda device: ext.set_device(_index(device)) if _index(device) >= 0 else None,
+        "set_device": set_device,
         "device": _DeviceContext,
         "device_of": lambda obj: _DeviceContext(obj.get_device() if obj.device.type == "mlu" else -1),
         "_get_device_index": lambda device=None, optional=False, allow_cpu=False: _index(device),
