@@ -4,6 +4,7 @@ verify is made of (module discovery, failure classification, loss parsing)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -21,6 +22,8 @@ from porter.verify.run import VerifyError, classify, read_target
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures" / "verify"
+# The runs need torch (the emulate extra); the pieces above them do not.
+runs = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch: pip install '.[emulate]'")
 
 
 def porter(*args: str, cwd: Path | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
@@ -127,6 +130,7 @@ def test_runtime_codes_are_explained_by_porter_rules():
 
 
 @pytest.mark.slow
+@runs
 def test_good_tree_passes_with_its_smoke_command(tmp_path):
     good = tree(tmp_path, "good")
     proc = porter("verify", str(good), "--run", "python -c 'import torch, torch_mlu; assert torch.mlu.device_count() == 3' "
@@ -166,6 +170,7 @@ def bad_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
 
 
 @pytest.mark.slow
+@runs
 def test_bad_tree_fails_at_each_planted_line(bad_run):
     proc, bad = bad_run
     assert proc.returncode == 1, proc.stderr[-2000:]
@@ -179,6 +184,7 @@ def test_bad_tree_fails_at_each_planted_line(bad_run):
 
 
 @pytest.mark.slow
+@runs
 def test_bad_tree_formats_and_exit_zero(bad_run, tmp_path):
     _, bad = bad_run
     github = porter("verify", str(bad), "--timeout", "6", "--format", "github", "--exit-zero", "--no-lora")
@@ -191,6 +197,7 @@ def test_bad_tree_formats_and_exit_zero(bad_run, tmp_path):
 
 
 @pytest.mark.slow
+@runs
 def test_converted_example_verifies_with_lora_on_one_and_two_devices(tmp_path):
     shutil.copytree(ROOT / "examples" / "cuda_trainer", tmp_path / "cuda_trainer")
     conv = porter("convert", "cuda_trainer", "--target", "mlu", cwd=tmp_path)
@@ -215,6 +222,7 @@ FLAT_ENTRY = """for step in range(1, 7):
 
 
 @pytest.mark.slow
+@runs
 @pytest.mark.parametrize(("entry", "code", "line"), [(FAILING_ENTRY, "PRT706", 3), (FLAT_ENTRY, "PRT707", 1)])
 def test_a_failing_or_flat_lora_run_is_a_finding(tmp_path, entry, code, line):
     out = tree(tmp_path, "good")
