@@ -17,7 +17,7 @@ import pytest
 from porter.verify.codes import BY_CODE, RULES
 from porter.verify.locate import innermost_frame
 from porter.verify.lora import LoraRun, lora_command, parse_losses
-from porter.verify.modules import find_modules
+from porter.verify.modules import find_modules, package_roots
 from porter.verify.run import VerifyError, classify, read_target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,6 +51,20 @@ def test_modules_are_named_through_their_packages():
         "tinytrain/model.py": ("tinytrain.model", "good"),
         "train.py": ("train", "good"),
     }
+
+
+def test_src_layout_and_namespace_folders(tmp_path):
+    # As in LLaMA-Factory: src/pkg is a package, pkg/third_party/kernels has no __init__.py
+    # (a PEP 420 namespace inside the package), tests/ are loose scripts importing pkg.
+    for rel in ("src/pkg/__init__.py", "src/pkg/third_party/__init__.py", "src/pkg/third_party/kernels/op.py",
+                "tests/test_pkg.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("", encoding="utf-8")
+    found = {m.rel: (m.name, Path(m.path_entry).name) for m in find_modules(tmp_path)}
+    assert found["src/pkg/third_party/kernels/op.py"] == ("pkg.third_party.kernels.op", "src")
+    assert found["tests/test_pkg.py"] == ("test_pkg", "tests")
+    # Every import sees src/ (as after `pip install -e .`), never the loose tests/ folder.
+    assert package_roots(find_modules(tmp_path)) == [str((tmp_path / "src").resolve())]
 
 
 def test_modules_skip_porter_outputs_and_setup(tmp_path):

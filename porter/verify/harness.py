@@ -1,8 +1,10 @@
 """Import modules of a ported tree under the emulator, each in a fresh forked child.
 
 Run by `porter verify` as `python -m porter.verify.harness ROOT TIMEOUT` with the emulated
-torch_mlu on PYTHONPATH and a JSON list of [module, sys.path entry] pairs on stdin; prints
-one JSON result per module on stdout.
+torch_mlu on PYTHONPATH and, on stdin, JSON {"modules": [[module, sys.path entry], ...],
+"package_roots": [...]}; prints
+one JSON result per module on stdout. Each child has its module's folder and the tree's
+package roots on sys.path.
 
 Why fork: torch is imported once here (seconds), and each module is then imported in a
 child that starts from that state in milliseconds, without torch_mlu loaded. So a module
@@ -22,6 +24,7 @@ import time
 import traceback
 
 _MAX_MESSAGE = 2000
+_PACKAGE_ROOTS: list[str] = []
 
 
 def _frames(exc: BaseException, root: str) -> tuple[str | None, int, list[str]]:
@@ -40,7 +43,7 @@ def _frames(exc: BaseException, root: str) -> tuple[str | None, int, list[str]]:
 
 
 def _child(module: str, path_entry: str, root: str, out_fd: int) -> None:
-    sys.path.insert(0, path_entry)
+    sys.path[:0] = [path_entry] + [p for p in _PACKAGE_ROOTS if p != path_entry]
     os.chdir(root)
     result: dict = {"module": module}
     try:
@@ -96,10 +99,11 @@ def _run_one(module: str, path_entry: str, root: str, timeout: float) -> dict:
 
 def main() -> None:
     root, timeout = os.path.realpath(sys.argv[1]), float(sys.argv[2])
-    jobs = json.load(sys.stdin)
+    request = json.load(sys.stdin)
+    _PACKAGE_ROOTS.extend(request["package_roots"])
     import torch  # noqa: F401  (the expensive part, shared by every child)
 
-    for module, path_entry in jobs:
+    for module, path_entry in request["modules"]:
         print(json.dumps(_run_one(module, path_entry, root, timeout)), flush=True)
 
 

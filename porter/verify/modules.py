@@ -20,8 +20,10 @@ class Module:
 
 
 def find_modules(root: Path) -> list[Module]:
-    """Every importable .py file: named through its package chain (folders with
-    __init__.py) and imported from the folder above the chain's top."""
+    """Every importable .py file, named through its package chain and imported from the
+    folder above the chain's top. The chain runs up to the highest folder with an
+    __init__.py; folders between without one are namespace packages (PEP 420), which
+    Python imports too (src/pkg/third_party/kernels/x.py is pkg.third_party.kernels.x)."""
     found = []
     for entry in walk(root):
         rel = entry.rel
@@ -33,14 +35,25 @@ def find_modules(root: Path) -> list[Module]:
         stem = parts[-1][:-3]
         if not stem.isidentifier():
             continue
-        names = [] if stem == "__init__" else [stem]
-        folder = parts[:-1]
-        while folder and (root.joinpath(*folder) / "__init__.py").is_file() and folder[-1].isidentifier():
-            names.insert(0, folder.pop())
+        folders = parts[:-1]
+        top = len(folders)  # index of the chain's first folder (len: no package)
+        for i in range(len(folders) - 1, -1, -1):
+            if not folders[i].isidentifier():
+                break
+            if (root.joinpath(*folders[: i + 1]) / "__init__.py").is_file():
+                top = i
+        names = folders[top:] + ([] if stem == "__init__" else [stem])
         if not names:
             continue
-        found.append(Module(rel, ".".join(names), str(root.joinpath(*folder).resolve())))
+        found.append(Module(rel, ".".join(names), str(root.joinpath(*folders[:top]).resolve())))
     return found
+
+
+def package_roots(modules: list[Module]) -> list[str]:
+    """The folders packages are imported from (the tree's root, src/): on sys.path for every
+    import, as an installed project would be. Folders of loose scripts are not, so that
+    their module names cannot shadow each other."""
+    return sorted({m.path_entry for m in modules if "." in m.name or m.rel.endswith("__init__.py")})
 
 
 def own_top_names(modules: list[Module]) -> set[str]:

@@ -22,7 +22,7 @@ from porter.emulator.launch import prepare
 from porter.verify.codes import BY_CODE
 from porter.verify.locate import innermost_frame
 from porter.verify.lora import ENTRY, LoraRun, build_tiny_model, run_lora
-from porter.verify.modules import Module, find_modules, own_top_names
+from porter.verify.modules import Module, find_modules, own_top_names, package_roots
 
 
 class VerifyError(Exception):
@@ -94,9 +94,10 @@ def classify(error: str) -> str:
 def _import_batches(root: Path, modules: list[Module], version: str | None, opts: VerifyOptions) -> list[dict]:
     jobs = max(1, min(opts.jobs or os.cpu_count() or 1, 4, len(modules)))
     batches = [modules[i::jobs] for i in range(jobs)]
+    roots = package_roots(modules)
 
     def one(batch: list[Module]) -> list[dict]:
-        payload = json.dumps([[m.name, m.path_entry] for m in batch])
+        payload = json.dumps({"modules": [[m.name, m.path_entry] for m in batch], "package_roots": roots})
         cmd = [sys.executable, "-m", "porter.verify.harness", str(root), str(opts.timeout)]
         env = environment(1, version, own_devices=True)
         env.update(OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
