@@ -1,9 +1,10 @@
 // An emulated MLU device for torch's PrivateUse1 backend: tensors on "mlu:N" live in host
 // memory and every op runs the CPU kernel on zero-copy CPU aliases of its inputs.
 //
-// Why C++ and not a Python __torch_dispatch__ subclass: measured 1.0-1.2x CPU time here
-// against 2.2-5.7x, and the Python route cannot give DDP a pinned allocator nor load
-// checkpoints whose storages are tagged mlu:0 (docs/EMULATOR.md, shared study).
+// Why C++ and not a Python __torch_dispatch__ subclass: a tiny Llama trains at 1.0x CPU
+// time here against 3.5-4.4x for an unwrap/rewrap prototype (benchmarks/README.md), and
+// the Python route cannot give DDP a pinned allocator nor load checkpoints whose storages
+// are tagged mlu:0.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/EmptyTensor.h>
