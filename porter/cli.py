@@ -29,6 +29,7 @@ class _LazyGroup(click.Group):
 
     lazy = {
         "check": "porter.commands.check:check",
+        "config": "porter.commands.check:config_cmd",
         "ops": "porter.commands.check:ops",
         "report": "porter.commands.report:report",
         "run": "porter.commands.emulate:run_cmd",
@@ -126,11 +127,17 @@ def rules_cmd(code: str | None, target: str | None) -> None:
             click.echo(f"  Suggestion: {rule.suggestion}")
         if rule.versions:
             click.echo(f"  For torch_mlu: {', '.join(rule.versions)}")
+        for api, source in rule.api_sources.items():
+            click.echo(f"  {api} (not in the vendor's API list): {source}")
         for ex in rule.examples:
-            click.echo("\n  Example:\n" + "\n".join("    " + line for line in ex.before.splitlines()))
-            if ex.after is not None:
-                click.echo("  becomes:\n" + "\n".join("    " + line for line in ex.after.splitlines()))
+            where = f" (in {ex.file})" if ex.file else ""
+            click.echo(f"\n  Example{where}:\n" + _indented(ex.setup + "\n" + ex.before if ex.setup else ex.before))
+            click.echo("  becomes:\n" + _indented(ex.after) if ex.after is not None else "  is reported, not changed")
         click.echo("")
+
+
+def _indented(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
 
 
 @main.command("lora")

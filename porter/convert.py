@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from porter.engine.output import TreeWriter, check_destination, default_out
+from porter.core.fileset import FileSelection
 from porter.core.tree import LORA_DIR, REPORT_DIR
 
 if TYPE_CHECKING:
@@ -30,6 +31,9 @@ class ConvertOptions:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     cache_dir: Path | None = None  # None: no cache
+    extend: tuple[str, ...] = ()  # extend-select (porter.config)
+    files: FileSelection | None = None  # which files are scanned (default: .gitignore respected)
+    rule_files: tuple[Path, ...] = ()  # the repository's own rules (`rules` in [tool.porter])
 
 
 def patch_bytes(run: RunResult) -> bytes:
@@ -61,10 +65,10 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
     from porter.engine.runner import convert_tree
     from porter.rules import ActiveRules, Selection, load_rules
 
-    rules = load_rules(opts.target)
-    active = ActiveRules(rules, Selection(opts.version, opts.select, opts.ignore))
+    rules = load_rules(opts.target, opts.rule_files)
+    active = ActiveRules(rules, Selection(opts.version, opts.select, opts.ignore, extend=opts.extend))
     cache = ResultCache(opts.cache_dir) if opts.cache_dir else None
-    run = convert_tree(src, active, opts.jobs, exclude, cache)
+    run = convert_tree(src, active, opts.jobs, exclude, cache, opts.files)
     report = build_report(run, rules, out)
     if out is None:
         return run, report, None
@@ -81,3 +85,10 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
     render_lora(out, out / LORA_DIR, opts.target, cache_dir=opts.cache_dir)
     return run, report, out
 
+
+
+# `porter.convert(src, target=...)` is the API (porter/api.py); this module stays importable
+# as the feature it is. See porter/__init__.py.
+from porter import FeatureModule as _FeatureModule  # noqa: E402
+
+sys.modules[__name__].__class__ = _FeatureModule

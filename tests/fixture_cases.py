@@ -5,6 +5,10 @@ one that starts with `keep` must not (no edit and no finding of that rule). When
 `<case>.out.<ext>` exists the converted file must equal it byte for byte; otherwise the
 file must come out byte-identical. A line may carry `expect: CODE[,CODE]` in a comment:
 those rules must report (edit or find) on that line.
+
+A case may say how it runs in a comment line `fixture: select=CODE[,CODE] version=V`:
+`select` isolates the rules it names (a case about one rule, unmoved by others), `version`
+pins the target's torch line (a newer op table does not move the case).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "rules"
 _EXPECT = re.compile(r"expect:\s*(PRT\d{3}(?:\s*,\s*PRT\d{3})*)")
+_SETTINGS = re.compile(r"fixture:((?:\s+(?:select|version)=\S+)+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,16 @@ class Case:
     @property
     def must_fire(self) -> bool:
         return self.path.name.startswith("change")
+
+    def settings(self) -> tuple[str | None, tuple[str, ...]]:
+        """(version, select) from the case's `fixture:` line; (None, ()) without one."""
+        text = self.path.read_bytes().decode("utf-8", errors="replace")
+        for line in text.splitlines():
+            m = _SETTINGS.search(line)
+            if m:
+                pairs = dict(item.split("=", 1) for item in m.group(1).split())
+                return pairs.get("version"), tuple(filter(None, pairs.get("select", "").split(",")))
+        return None, ()
 
     def expectations(self) -> dict[int, set[str]]:
         out: dict[int, set[str]] = {}
@@ -52,3 +67,19 @@ def discover() -> list[Case]:
         expected = path.with_name(f"{stem}.out.{ext}") if dot else None
         cases.append(Case(path.parent.parent.name, path.parent.name, path, expected if expected and expected.exists() else None))
     return cases
+
+
+def table_can_report(target: str, rule, version: str | None = None) -> bool:
+    """Whether an op-table rule can fire at all: the target's API table holds an entry of a
+    status it reports (as a Tensor method when it reports method uses only). HIP's table marks
+    nothing unsupported, so its PRT901/PRT904 wait for an entry before they get a change case."""
+    from porter.tables.optables import load_api_table
+
+    if "unknown" in rule.params["statuses"]:
+        return True  # every API the table does not list
+    table = load_api_table(target, version)
+    methods_only = not set(rule.params["uses"]) - {"method", "likely-method"}
+    entries = [*table.entries.values(), *table.prefixes.values()]
+    return any(e.status in rule.params["statuses"] and (not methods_only or e.api.startswith("torch.Tensor."))
+               for e in entries)
+

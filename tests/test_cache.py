@@ -158,3 +158,22 @@ def test_two_runs_sharing_a_cache_at_once(tmp_path):
     for pack in _packs(cache):
         porter.engine.cache._read(pack, pack.stem.split("-")[0])
     assert start("again", "--cache-dir", str(cache)).wait() == 0 and files("again") == files("plain")
+
+
+def test_a_changed_api_table_invalidates_results(tmp_path, monkeypatch):
+    """The op scan's answers come from the tables: editing one (or rebuilding it with
+    tools/build_op_tables.py) must not leave results of the old table in the cache."""
+    import porter.engine.cache as cache
+
+    tables = tmp_path / "op_tables"
+    tables.mkdir()
+    (tables / "torch_api_2.4.json").write_text('{"entries": {}}')
+    monkeypatch.setattr(cache, "data_dir", lambda name: tables)
+    cache.code_fingerprint.cache_clear()
+    before = cache.code_fingerprint()
+    (tables / "torch_api_2.4.json").write_text('{"entries": {"torch.x": {"status": "unsupported"}}}')
+    cache.code_fingerprint.cache_clear()
+    try:
+        assert cache.code_fingerprint() != before
+    finally:
+        cache.code_fingerprint.cache_clear()

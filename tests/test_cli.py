@@ -123,7 +123,7 @@ def test_crlf_encoding_and_mode_preserved(tmp_path):
     os.chmod(src / "w.py", 0o755)
     assert _run("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "o")).exit_code == 0
     w = (tmp_path / "o" / "w.py").read_bytes()
-    assert w == b"import torch\r\nimport torch_mlu\r\nx = torch.zeros(1).mlu()\r\n"
+    assert w == b"import torch\r\nimport torch_mlu  # noqa: F401\r\nx = torch.zeros(1).mlu()\r\n"
     assert os.stat(tmp_path / "o" / "w.py").st_mode & 0o777 == 0o755
     g = (tmp_path / "o" / "g.py").read_bytes().decode("gbk")
     assert "torch.ones(1).mlu()  # 显卡" in g and "# 中文注释" in g
@@ -169,7 +169,7 @@ def test_large_tree_written_in_background_equals_serial_write(tmp_path, jobs):
     for path in src.rglob("*.py"):
         rel = path.relative_to(src)
         got = (out / rel).read_text()
-        assert got == (path.read_text().replace("x.cuda()", "x.mlu()").replace("import torch\n", "import torch\nimport torch_mlu\n", 1)
+        assert got == (path.read_text().replace("x.cuda()", "x.mlu()").replace("import torch\n", "import torch\nimport torch_mlu  # noqa: F401\n", 1)
                        if "cuda" in path.read_text() else path.read_text()), rel
         assert (out / rel).stat().st_mode == path.stat().st_mode, rel
 

@@ -9,11 +9,11 @@ import pytest
 from porter.convert import ConvertOptions, convert
 from porter.engine.pipeline import convert_bytes
 from porter.engine.registry import type_for
-from porter.rules import ActiveRules, load_rules
+from porter.rules import ActiveRules, Selection, load_rules
 
 
-def _run(name: str, data: bytes, target: str = "mlu"):
-    return convert_bytes(name, data, ActiveRules(load_rules(target)))
+def _run(name: str, data: bytes, target: str = "mlu", select: tuple[str, ...] = ()):
+    return convert_bytes(name, data, ActiveRules(load_rules(target), Selection(extend=select)))
 
 
 def _out(name: str, data: bytes, target: str = "mlu") -> bytes:
@@ -101,7 +101,8 @@ def test_shell_crlf_kept():
 
 
 def test_non_training_configs_untouched():
-    assert _run("workflow.yml", b"env:\n  device: cuda\n  bf16: true\n")[1].findings == ()
+    workflow = _run("workflow.yml", b"on: push\nenv:\n  device: cuda\n  bf16: true\njobs: {}\n")[1]
+    assert workflow.findings == () and workflow.new_bytes is None
     assert _run("data.json", b'[{"device": "cuda", "bf16": {"enabled": true}}]')[1].findings == ()
     assert _run("config.json", b'{"torch_dtype": "bfloat16", "bf16": {"enabled": true}}')[1].findings == ()
 
@@ -114,7 +115,8 @@ def test_compose_files_are_not_yaml_configs():
 def test_deepspeed_json_layout_kept_and_findings_only():
     data = b'{\n    "train_batch_size": 8,\n    "bf16": { "enabled" : true },\n    "zero_optimization": {"stage": 3}\n}\n'
     _, result = _run("ds.json", data)
-    assert result.new_bytes is None
+    assert result.new_bytes is None and result.findings == ()  # PRT520 is a note: shown when selected
+    _, result = _run("ds.json", data, select=("PRT520",))
     assert [(f.rule, f.line) for f in result.findings] == [("PRT520", 3)]
 
 
@@ -158,12 +160,24 @@ def test_notebook_outputs_metadata_and_layout_untouched():
     for old, new in zip(before["cells"], after["cells"]):
         assert {k: v for k, v in old.items() if k != "source"} == {k: v for k, v in new.items() if k != "source"}
     assert after["cells"][0] == before["cells"][0]
-    assert after["cells"][1]["source"] == ["import torch\n", "import torch_mlu\n", "x = torch.ones(2).mlu()\n", "x.device"]
+    assert after["cells"][1]["source"] == ["import torch\n", "import torch_mlu  # noqa: F401\n", "x = torch.ones(2).mlu()\n", "x.device"]
     assert after["cells"][2]["source"] == "%env MLU_VISIBLE_DEVICES=1\ny = torch.zeros(1, device='mlu')"
     # Only the source lines differ; everything else is the original text.
     changed = [line for line in out.decode().splitlines() if line not in data.decode().splitlines()]
-    assert changed == ['    "import torch_mlu\\n",', '    "x = torch.ones(2).mlu()\\n",',
+    assert changed == ['    "import torch_mlu  # noqa: F401\\n",', '    "x = torch.ones(2).mlu()\\n",',
                        '   "source": "%env MLU_VISIBLE_DEVICES=1\\ny = torch.zeros(1, device=\'mlu\')"']
+
+
+def test_notebook_cell_source_as_one_string_stays_one_string():
+    """nbformat allows a cell's source as one string; an edit that adds a line keeps it one
+    (it once became two strings without a list: invalid JSON)."""
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": src}
+             for src in ("import torch\n", "x = 1\n", "y = torch.zeros(2).cuda()\n")]
+    data = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1).encode()
+    _, result = convert_bytes("a.ipynb", data, ActiveRules(load_rules("mlu")))
+    assert result.status == "changed", result.reason
+    sources = [c["source"] for c in json.loads(result.new_bytes)["cells"]]
+    assert sources == ["import torch\nimport torch_mlu  # noqa: F401\n", "x = 1\n", "y = torch.zeros(2).mlu()\n"]
 
 
 def test_notebook_keeps_escape_style_and_crlf():
@@ -171,7 +185,7 @@ def test_notebook_keeps_escape_style_and_crlf():
     data = json.dumps(nb, indent=2, ensure_ascii=True).replace("\n", "\r\n").encode()
     out = _out("escaped.ipynb", data).decode()
     assert "r\\u00e9sum\\u00e9" in out and "\u00e9" not in out
-    assert '"torch.mlu.synchronize()"' in out and '"import torch_mlu\\n",\r\n        "torch' in out
+    assert '"torch.mlu.synchronize()"' in out and '"import torch_mlu  # noqa: F401\\n",\r\n        "torch' in out
     assert out.count("\r\n") == data.decode().count("\r\n") + 1  # one inserted element, same line endings
 
 
@@ -190,7 +204,7 @@ def test_notebook_in_another_language_untouched():
 
 def test_hip_keeps_names_and_reports():
     data = b"#!/bin/bash\nCUDA_VISIBLE_DEVICES=0 torchrun --nproc_per_node 1 train.py --flash_attn fa2\n"
-    _, result = _run("train.sh", data, "hip")
+    _, result = _run("train.sh", data, "hip", ("ALL",))
     assert result.new_bytes is None
     assert sorted(f.rule for f in result.findings) == ["PRT501", "PRT507", "PRT511"]
 

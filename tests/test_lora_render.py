@@ -10,6 +10,7 @@ import ast
 import importlib.util
 import json
 import re
+import os
 import shlex
 import shutil
 import subprocess
@@ -71,13 +72,15 @@ def test_files_written(rendered):
     target, layout, deepspeed, out, written = rendered
     names = {p.relative_to(out).as_posix() for p in written}
     expected = {"train_lora.py", "run_lora.sh", "README.md"}
-    expected |= {"ds_config.json"} if deepspeed else set()
-    expected |= {"llamafactory/run_sft.sh"} if layout else set()
+    expected |= {"ds_config.json", "ds_config_zero3.json"} if deepspeed else set()
+    expected |= {"llamafactory/run_sft.sh", "llamafactory/templates.json"} if layout else set()
     expected |= {"llamafactory/lora_sft.yaml"} if layout == "llamafactory" else set()
     assert names == expected
     for path in written:
         assert path.is_file()
         assert bool(path.stat().st_mode & 0o100) == path.name.endswith((".sh", ".py"))
+        if path.suffix == ".json":
+            json.loads(path.read_text())  # every rendered JSON file parses
 
 
 def test_train_script_parses_and_fits_the_target(rendered):
@@ -87,7 +90,13 @@ def test_train_script_parses_and_fits_the_target(rendered):
     ast.parse(source)
     compile(source, "train_lora.py", "exec")
     assert f'BACKENDS = {{"{facts.device_type}": "{facts.backend}", "cpu": "gloo"}}' in source
-    assert ("--deepspeed" in source) == deepspeed
+    options = parser_options(source)
+    for name in ("deepspeed", "fsdp", "fsdp_config", "resume_from_checkpoint", "save_steps", "report_to",
+                 "eval_file", "val_size", "gradient_checkpointing", "merge_to", "data_format"):
+        assert name in options
+    assert options["device"]["default"] == "auto"
+    assert options["device"]["choices"] == ["auto", facts.device_type, "cpu"]
+    assert options["ddp_backend"]["choices"] == ["auto", facts.backend, "gloo"]
     assert "local_files_only=True" in source
     assert "{{" not in source and "{%" not in source
     if target == "mlu":
@@ -114,22 +123,27 @@ def test_shell_scripts(rendered):
             check = subprocess.run([bash, "-n", str(path)], capture_output=True, text=True)
             assert check.returncode == 0, check.stderr
     run = (out / "run_lora.sh").read_text()
-    assert 'torchrun --nproc_per_node "$NPROC"' in run
-    assert f"--ddp_backend {facts.backend}" in run
-    assert ('python "$HERE/train_lora.py"' in run) != deepspeed
+    assert 'torchrun --nnodes 1 --nproc_per_node "$NPROC"' in run
+    assert '--master_port "$MASTER_PORT"' in run and "MASTER_PORT=${MASTER_PORT:-" in run
+    assert "DEVICE=${DEVICE:-auto}" in run and '--device "$DEVICE"' in run
+    assert 'python "$HERE/train_lora.py"' in run
+    # train_lora.py picks the backend per device (gloo on cpu), so the script must not fix it.
+    assert "--ddp_backend" not in run
+    assert ("DS_CONFIG" in run) == deepspeed
 
 
-def test_ds_config_precision_block(rendered):
-    target, _, deepspeed, out, _ = rendered
+def test_ds_configs(rendered):
+    _, _, deepspeed, out, _ = rendered
+    names = {"ds_config.json": 2, "ds_config_zero3.json": 3}
     if not deepspeed:
-        assert not (out / "ds_config.json").exists()
+        assert not [name for name in names if (out / name).exists()]
         return
-    config = json.loads((out / "ds_config.json").read_text())
-    precision = target_facts(target).default_precision
-    assert config[precision]["enabled"] is True
-    other = "fp16" if precision == "bf16" else "bf16"
-    assert config[other]["enabled"] is False
-    assert config["gradient_accumulation_steps"] == "auto"
+    for name, stage in names.items():
+        config = json.loads((out / name).read_text())
+        assert config["zero_optimization"]["stage"] == stage
+        # The Trainer fills "auto" from --bf16/--fp16, so one file serves cards with and without bf16.
+        assert config["fp16"]["enabled"] == config["bf16"]["enabled"] == "auto"
+        assert config["gradient_accumulation_steps"] == config["train_micro_batch_size_per_gpu"] == "auto"
 
 
 def test_readme_explains_the_choices(rendered):
@@ -139,6 +153,40 @@ def test_readme_explains_the_choices(rendered):
     for fact in (facts.backend, facts.visible_devices_var, facts.monitor_tool, "--max_steps 30"):
         assert fact in readme
     assert ("## LLaMA-Factory" in readme) == (layout is not None)
+
+
+def parser_options(source: str) -> dict[str, dict]:
+    """The ``--name`` options a rendered train_lora.py defines, read from its syntax tree."""
+    options = {}
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add_argument"):
+            name = ast.literal_eval(node.args[0])
+            options[name.removeprefix("--")] = {
+                kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg not in ("type",)
+            }
+    return options
+
+
+OPTION_ROW = re.compile(r"^\| `--(\w+)` \| (.*?) \| .* \|$", re.MULTILINE)
+
+
+def test_readme_lists_every_option_of_the_script(rendered):
+    """The README's option table is the parser's option list: names, order and defaults."""
+    _, _, _, out, _ = rendered
+    options = parser_options((out / "train_lora.py").read_text())
+    rows = OPTION_ROW.findall((out / "README.md").read_text())
+    assert [name for name, _ in rows] == list(options)
+    for name, default in rows:
+        option = options[name]
+        if option.get("required"):
+            assert default == "required"
+        elif option.get("action") == "store_true":
+            assert default == "off"
+        elif option["default"] is None:
+            assert default == "—"
+        else:
+            assert default == f"`{option['default']}`", name
 
 
 def rendered_lf_settings(layout: str, out: Path) -> dict[str, object]:
@@ -273,3 +321,90 @@ def test_cached_render_is_identical_and_skips_jinja(tmp_path, monkeypatch, layou
     # Another context is another entry: a different target renders afresh.
     monkeypatch.undo()
     assert plan_lora(tree, "porter_lora", "hip", deepspeed=True, cache_dir=cache) != first
+
+
+def add_lf_tables(tree: Path, layout: str) -> None:
+    """A template.py and constants.py in the form LLaMA-Factory keeps them, with a few entries."""
+    data, extras = tree / "src" / layout / "data", tree / "src" / layout / "extras"
+    data.mkdir(parents=True, exist_ok=True)
+    extras.mkdir(parents=True, exist_ok=True)
+    (data / "template.py").write_text("".join(
+        f'register_template(\n    name="{name}",\n    format_user=None,\n)\n' for name in ("default", "qwen", "llama2", "llama3")
+    ))
+    (extras / "constants.py").write_text(
+        "register_model_group(\n    models={\n        \"Qwen2.5-7B-Instruct\": {\n"
+        "            DownloadSource.DEFAULT: \"Qwen/Qwen2.5-7B-Instruct\",\n        },\n    },\n"
+        "    template=\"qwen\",\n)\n"
+        # A family whose template this version does not register is never chosen.
+        "register_model_group(models={\"Gemma-7B\": {DownloadSource.DEFAULT: \"google/gemma-7b\"}}, template=\"gemma\")\n"
+    )
+
+
+def fake_entry_points(tree: Path, bin_dir: Path) -> dict[str, str]:
+    """llamafactory-cli and src/train_bash.py that print their arguments, one per line."""
+    bin_dir.mkdir(exist_ok=True)
+    cli = bin_dir / "llamafactory-cli"
+    cli.write_text("#!/bin/sh\nprintf '%s\\n' \"$@\"\n")
+    cli.chmod(0o755)
+    (tree / "src" / "train_bash.py").write_text("import sys\nprint('\\n'.join(sys.argv[1:]))\n")
+    path = os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {"PATH": path}
+
+
+@pytest.mark.parametrize("layout", ["llamafactory", "llmtuner"])
+@pytest.mark.parametrize(
+    "folder,config,chosen,expected",
+    [
+        pytest.param("Qwen2.5-7B-Instruct", {"model_type": "qwen2"}, {}, "qwen", id="by-name"),
+        pytest.param("my-sft", {"model_type": "llama", "vocab_size": 128256}, {}, "llama3", id="llama3-vocab"),
+        pytest.param("my-sft", {"model_type": "llama", "vocab_size": 64000}, {}, "default", id="other-llama"),
+        pytest.param("gemma-7b", {"model_type": "gemma"}, {}, "default", id="template-not-in-this-version"),
+        pytest.param("my-sft", {"model_type": "qwen2"}, {"TEMPLATE": "llama2"}, "llama2", id="TEMPLATE-wins"),
+    ],
+)
+def test_run_sft_picks_the_template_for_the_model(tmp_path, layout, folder, config, chosen, expected):
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash")
+    tree = make_tree(tmp_path / "tree", layout)
+    add_lf_tables(tree, layout)
+    render_lora(tree, tree / "porter_lora", "hip")
+    model = tmp_path / folder
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(config))
+    base = {key: value for key, value in os.environ.items() if key != "TEMPLATE"}
+    env = {**base, **fake_entry_points(tree, tmp_path / "bin"), "MODEL": str(model), **chosen}
+    proc = subprocess.run([bash, str(tree / "porter_lora" / "llamafactory" / "run_sft.sh")],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    args = proc.stdout.splitlines()
+    if layout == "llamafactory":
+        passed = [a.split("=", 1)[1] for a in args if a.startswith("template=")]
+        assert passed == [expected]
+        assert f"model_name_or_path={model}" in args
+    else:
+        assert args[args.index("--template") + 1] == expected
+    if chosen:
+        assert "run_sft.sh: template" not in proc.stderr  # TEMPLATE is used as given
+    else:
+        assert f"run_sft.sh: template {expected} (" in proc.stderr
+
+
+def test_model_type_table_names_templates_the_current_version_has():
+    from porter.lora.lf_templates import MODEL_TYPE_TEMPLATES
+
+    known = set(LF_ARGS["versions"]["llamafactory"]["templates"])
+    assert {template for _, _, template in MODEL_TYPE_TEMPLATES} <= known
+
+
+@pytest.mark.parametrize("path,layout", [("/work/lf", "llamafactory"), ("/work/lf060", "llmtuner")])
+def test_template_table_of_real_checkouts(path, layout):
+    if not Path(path, "src").is_dir():
+        pytest.skip(f"no LLaMA-Factory checkout at {path}")
+    from porter.lora.lf_templates import template_table
+
+    table = template_table(Path(path), layout)
+    qwen = {"llamafactory": "qwen2-7b-instruct", "llmtuner": "qwen1.5-7b-chat"}[layout]  # each version's own
+    assert table["by_name"][qwen] == "qwen"
+    assert table["by_name"]["llama-2-7b-chat-hf"] == "llama2"  # a hub id's basename
+    assert set(LF_ARGS["versions"][layout]["templates"]) - {"default"} <= {t for _, _, t in table["by_model_type"]}

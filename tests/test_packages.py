@@ -139,3 +139,17 @@ def test_good_tmp_table_loads(tmp_path: Path) -> None:
     path.write_text(GOOD, encoding="utf-8")
     table = parse_package_table(path, "mlu")
     assert table.by_import("foo.sub").name == "foo"
+
+
+def test_one_library_finding_per_package_and_file():
+    """Ten imports of triton in one kernel file are one thing to act on: one finding at the
+    first import, with the count; another package keeps its own finding."""
+    from porter.engine.pipeline import check_bytes
+    from porter.rules import ActiveRules, load_rules
+
+    source = b"import triton\nimport triton.language as tl\nfrom triton import jit\nimport bitsandbytes as bnb\n"
+    found = [f for f in check_bytes("k.py", source, ActiveRules(load_rules("mlu"))).findings if f.rule in ("PRT401", "PRT402")]
+    by_package = {f.subject: f for f in found}
+    assert len(found) == len(by_package) == 2
+    assert by_package["triton"].line == 1 and "(2 more imports of it in this file)" in by_package["triton"].message
+    assert by_package["bitsandbytes"].line == 4

@@ -46,6 +46,8 @@ def convert(rel: str, data: bytes, target: str = "mlu"):
         ("pkg/setup.cfg", "setup-cfg"),
         ("docker/docker-cuda/Dockerfile", "dockerfile"),
         ("docker/Dockerfile.base", "dockerfile"),
+        ("docker/Dockerfile-cu121", "dockerfile"),
+        ("Dockerfile_rocm", "dockerfile"),
         ("build/train.dockerfile", "dockerfile"),
         ("docker/docker-cuda/docker-compose.yml", "compose"),
         ("compose.yaml", "compose"),

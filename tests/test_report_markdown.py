@@ -68,7 +68,7 @@ def test_statistics_match_report_json(converted):
     s = report["summary"]
     cuda_findings = sum(1 for f in report["findings"] if not f["rule"].startswith("PRT9"))
     found = s["edits"] + cuda_findings
-    rate = f"{100 * s['edits'] / found:.1f}%" if found else "n/a"
+    rate = f"{100 * s['edits'] / found:.1f}%" if s['edits'] else "n/a"  # no edit (HIP keeps names): no rate
     assert f"| {s['files_scanned']} | {s['files_changed']} | {s['files_unchanged']} | {s['files_skipped']} | {s['files_failed']} |" in md
     assert f"| {found} | {s['edits']} | {cuda_findings} | {rate} |" in md
     sev = s["findings_by_severity"]
@@ -111,3 +111,14 @@ def test_optional_summary_fields_are_rendered(converted):
     out = render_markdown(richer)
     assert f"| {report['summary']['lines_changed']} | 1000 | {100 * report['summary']['lines_changed'] / 1000:.1f}% |" in out
     assert "| unsupported | 2 |" in out
+
+
+def test_no_conversion_rate_when_nothing_is_converted():
+    """On HIP, keeping CUDA's names is the intended result: no 0% conversion rate."""
+    from porter.reports.stats import compute_stats
+
+    report = {"summary": {"edits": 0, "files_scanned": 1, "files_changed": 0, "files_unchanged": 1, "files_skipped": 0,
+                          "files_failed": 0, "lines_changed": 0, "lines_scanned": 10, "edits_by_rule": {},
+                          "findings": 1, "findings_by_severity": {"warning": 1}},
+              "findings": [{"rule": "PRT412", "severity": "warning"}], "rules": {}}
+    assert compute_stats(report)["references"]["rate"] is None

@@ -6,15 +6,24 @@ import ast
 
 import pytest
 
-from fixture_cases import discover
-from porter.engine.pipeline import convert_bytes
-from porter.rules import ActiveRules, load_rules
+from fixture_cases import discover, table_can_report
+from porter.engine.pipeline import check_bytes, convert_bytes
+from porter.rules import ActiveRules, Selection, load_rules
 
 CASES = discover()
 
 
+def _active(case) -> ActiveRules:
+    """The case's rule set. Without a `select` of its own, the case's code and the codes it
+    expects are named, so that their informational findings (outside the default set) are
+    reported too; a case that selects says exactly what is named."""
+    version, select = case.settings()
+    named = () if select else (case.code, *sorted({c for codes in case.expectations().values() for c in codes}))
+    return ActiveRules(load_rules(case.target), Selection(version, select, extend=named))
+
+
 def _convert(case, data: bytes):
-    return convert_bytes(case.path.name, data, ActiveRules(load_rules(case.target)))[1]
+    return convert_bytes(case.path.name, data, _active(case))[1]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -27,7 +36,9 @@ def test_fixture(case):
     assert out.decode("utf-8", "replace") == expected.decode("utf-8", "replace")
     assert out == expected
 
-    fired = {e.rule for e in result.edits} | {f.rule for f in result.findings}
+    # The op scan reports in `check` (convert adds its findings to the report afterwards).
+    checked = check_bytes(case.path.name, data, _active(case)).findings
+    fired = {e.rule for e in result.edits} | {f.rule for f in result.findings} | {f.rule for f in checked}
     if case.must_fire:
         assert case.code in fired, f"{case.code} did not fire"
     elif case.path.name.startswith("keep"):
@@ -36,7 +47,7 @@ def test_fixture(case):
     by_line: dict[int, set[str]] = {}
     for e in result.edits:
         by_line.setdefault(e.line, set()).add(e.rule)
-    for f in result.findings:
+    for f in (*result.findings, *checked):
         by_line.setdefault(f.line, set()).add(f.rule)
     for line, codes in case.expectations().items():
         missing = codes - by_line.get(line, set())
@@ -52,12 +63,13 @@ def test_every_rule_has_both_kinds_of_fixture():
     missing = []
     for target in ("mlu", "hip"):
         for rule in load_rules(target).rules:
-            if rule.kind == "op-table":
-                continue  # op findings come from `check`: fixtures/check/ops/, tests/test_opscan.py
+            needs_change = rule.kind != "op-table" or table_can_report(target, rule)
             if rule.kind == "vendor-path":
                 continue  # works on paths in a tree: tests/test_vendor_paths.py
+            if rule.params.get("opt_in") and rule.kind == "suppression-comment":
+                continue  # runs only when selected: tests/test_suppressions.py
             names = [c.path.name for c in CASES if c.target == target and c.code == rule.code]
-            if not any(n.startswith("change") for n in names):
+            if needs_change and not any(n.startswith("change") for n in names):
                 missing.append(f"{target}/{rule.code}: no change case")
             if not any(n.startswith("keep") for n in names):
                 missing.append(f"{target}/{rule.code}: no keep case")

@@ -29,7 +29,7 @@ def _tree(tmp_path):
 
 def test_vendor_files_are_kept_and_reported(tmp_path):
     src = _tree(tmp_path)
-    _, report, out = convert(src, ConvertOptions(target="mlu", out=tmp_path / "out", jobs=1))
+    _, report, out = convert(src, ConvertOptions(target="mlu", out=tmp_path / "out", jobs=1, extend=("PRT190",)))
     status = {f["path"]: f["status"] for f in report["files"]}
     kept = {f["path"] for f in report["findings"] if f["rule"] == "PRT190"}
     assert kept == {"examples/ascend/sft.yaml", "requirements/npu.txt", "pkg/npu_helper.py"}
@@ -44,5 +44,34 @@ def test_hip_keeps_rocm_files_too(tmp_path):
     src = tmp_path / "repo"
     (src / "docker" / "docker-rocm").mkdir(parents=True)
     (src / "docker" / "docker-rocm" / "Dockerfile").write_text("FROM rocm/pytorch:latest\nRUN pip install flash-attn\n")
-    _, report, _ = convert(src, ConvertOptions(target="hip", out=tmp_path / "out", jobs=1))
+    _, report, _ = convert(src, ConvertOptions(target="hip", out=tmp_path / "out", jobs=1, extend=("PRT190",)))
     assert [f["rule"] for f in report["findings"]] == ["PRT190"]
+    # A note, not a task: by default the file is kept just the same, without the finding.
+    _, report, out = convert(src, ConvertOptions(target="hip", out=tmp_path / "out2", jobs=1))
+    assert report["findings"] == []
+    assert (out / "docker/docker-rocm/Dockerfile").read_bytes() == (src / "docker/docker-rocm/Dockerfile").read_bytes()
+
+
+def test_other_stacks_by_path_word():
+    """Folders and files named for another stack (Intel IPEX, OpenVINO, TensorRT-LLM) are kept;
+    the word must stand alone in the path (a `tensorrt` inside another word does not count)."""
+    from porter.engine.vendor_paths import vendor_word
+    from porter.rules import load_rules
+
+    rules = load_rules("mlu").of_kind("vendor-path")
+    for rel in ("examples/ipex/chat.py", "deploy/tensorrt/build.sh", "trtllm_runner/run.py", "openvino_export.py"):
+        assert vendor_word(rel, rules) is not None, rel
+    assert vendor_word("src/extensorrtion/util.py", rules) is None
+
+
+def test_the_targets_own_folders_are_not_another_vendor(tmp_path):
+    """On HIP, docker/docker-rocm is already ROCm's: kept, and said so (not 'another vendor')."""
+    src = tmp_path / "repo"
+    (src / "docker" / "docker-rocm").mkdir(parents=True)
+    (src / "docker" / "docker-rocm" / "Dockerfile").write_text("FROM rocm/pytorch:latest\n")
+    (src / "docker" / "docker-npu").mkdir(parents=True)
+    (src / "docker" / "docker-npu" / "Dockerfile").write_text("FROM ascendai/cann:latest\n")
+    _, report, _ = convert(src, ConvertOptions(target="hip", out=tmp_path / "out", jobs=1, extend=("PRT190",)))
+    messages = {f["path"]: f["message"] for f in report["findings"]}
+    assert "already for this target" in messages["docker/docker-rocm/Dockerfile"]
+    assert "another device or vendor" in messages["docker/docker-npu/Dockerfile"]

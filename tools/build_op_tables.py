@@ -30,7 +30,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = 1
 # Vendor placeholders that mean "no counterpart" (否 is Chinese for "no").
 NO_COUNTERPART = {"", "N/A", "否"}
-PORTER_COUNTERPART = "porter (FACTS.md, torch_mlu/__init__.py)"
+PORTER_COUNTERPART = "porter (Cambricon/torch_mlu, torch_mlu/__init__.py)"
 DATA_FILE = re.compile(r"torch_api\.r(\d+\.\d+)_develop\.yaml$")
 SOURCE_ROW = re.compile(r"^\|\s*(\S+)\s*\|.*\|\s*(\S+/\S+)\s*@\s*([0-9a-f]+),\s*(.+?)\s*\|\s*$")
 NAMING = (
@@ -103,9 +103,14 @@ def derive_mlu_name(api: str, entry: dict) -> dict:
     return {"status": "supported", "counterpart_of": api, "note": f"MLU name for {api}.{see}"}
 
 
+DOUBTFUL_SECTIONS = ("generic_python", "composite")
+
+
 def build_table(version: str, vendor: dict[str, dict], source: dict, notes: dict) -> dict:
     """Turn one vendor list into porter's table: statuses, notes and counterparts."""
-    generic = notes.get("generic_python", {})
+    # Vendor `false`s that are doubtful: host code, and composite ops that run through the
+    # ops they are built from. Each section has its note and its API patterns.
+    doubtful = [notes[section] for section in DOUBTFUL_SECTIONS if section in notes]
     added = notes.get("counterparts", {})
     entries: dict[str, dict] = {}
     for api, item in vendor.items():
@@ -114,10 +119,12 @@ def build_table(version: str, vendor: dict[str, dict], source: dict, notes: dict
             entry["status"] = "partial" if item["limited"] else "supported"
         if entry["status"] == "partial":
             entry["note"] = note_for(api, version, notes)
+            if api in notes.get("triggers", {}):
+                entry["when"] = notes["triggers"][api]
         elif item.get("conflict"):
             entry["note"] = "The vendor list names this API twice, once supported and once not; treated as unsupported."
-        elif any(fnmatch.fnmatchcase(api, pattern) for pattern in generic.get("apis", [])):
-            entry["note"] = generic["note"]
+        elif (group := next((g for g in doubtful if any(fnmatch.fnmatchcase(api, p) for p in g["apis"])), None)):
+            entry["note"] = group["note"]
             entry["doubtful"] = True
         counterpart = item["counterpart"] or added.get(api)
         if counterpart:
@@ -160,9 +167,11 @@ def check_notes_used(notes: dict, vendors: dict[str, dict[str, dict]]) -> None:
     for version, table in notes.get("version_notes", {}).items():
         vendor = vendors.get(version, {})
         stale += [f"{api} ({version})" for api in table if not vendor.get(api, {}).get("limited")]
-    for pattern in notes.get("generic_python", {}).get("apis", []):
-        if not any(not e["supported"] and fnmatch.fnmatchcase(api, pattern) for v in vendors.values() for api, e in v.items()):
-            stale.append(f"generic_python {pattern}")
+    stale += [f"triggers {api}" for api in notes.get("triggers", {}) if api not in limited]
+    for section in DOUBTFUL_SECTIONS:
+        for pattern in notes.get(section, {}).get("apis", []):
+            if not any(not e["supported"] and fnmatch.fnmatchcase(api, pattern) for v in vendors.values() for api, e in v.items()):
+                stale.append(f"{section} {pattern}")
     if stale:
         sys.exit("tools/op_notes.toml: entries that match no limited/unsupported API: " + ", ".join(sorted(stale)))
 

@@ -5,3 +5,10 @@ from porter.check.model import CheckResult, Checked, FileCheck
 from porter.check.run import check_tree
 
 __all__ = ["CheckResult", "Checked", "FileCheck", "check_tree"]
+
+# `porter.check(paths, target=...)` is the API (porter/api.py); see porter/__init__.py.
+import sys as _sys  # noqa: E402
+
+from porter import FeatureModule as _FeatureModule  # noqa: E402
+
+_sys.modules[__name__].__class__ = _FeatureModule

@@ -33,7 +33,11 @@ def render_json(shown: Shown) -> str:
             "files_skipped": sum(1 for f in result.files if f.skipped),
             "files_failed": sum(1 for f in result.files if f.error),
             "findings": len(shown.findings),
-            "findings_by_severity": severity_counts(shown.findings),
+            # As convert's report.json counts them: what it leaves for a person. The findings it
+            # rewrites (its `edits`) are counted apart; both together are every finding shown.
+            "findings_by_severity": severity_counts(shown.findings, rewrites=False),
+            "rewrites": sum(1 for c in shown.findings if c.rewrite),
+            "rewrites_by_severity": severity_counts(shown.findings, rewrites=True),
             "findings_by_rule": dict(shown.by_rule()),
             "suppressed": shown.suppressed,
             "baseline_accepted": shown.accepted,

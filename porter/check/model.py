@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from porter.core.model import SEVERITIES, FileCheck, Finding  # noqa: F401  (FileCheck: re-exported)
+from porter.core.model import REWRITE_PREFIX, SEVERITIES, FileCheck, Finding  # noqa: F401  (FileCheck: re-exported)
 from porter.tables.optables import STATUSES
 
 
@@ -27,6 +27,11 @@ class Checked:
     @property
     def key(self) -> tuple[str, str, str, int]:
         return self.finding.path, self.finding.rule, self.line_hash, self.occurrence
+
+    @property
+    def rewrite(self) -> bool:
+        """Whether `convert` rewrites this (it is then an edit in convert's report, not a finding)."""
+        return self.finding.message.startswith(REWRITE_PREFIX)
 
     @property
     def fingerprint(self) -> str:
@@ -65,6 +70,8 @@ class CheckResult:
         return {status: counts.get(status, 0) for status in STATUSES}
 
 
-def severity_counts(findings: list[Checked] | tuple[Checked, ...]) -> dict[str, int]:
-    counts = Counter(c.finding.severity for c in findings)
+def severity_counts(findings: list[Checked] | tuple[Checked, ...], rewrites: bool | None = None) -> dict[str, int]:
+    """Findings per severity: all of them, or (rewrites=False) those `convert` leaves for a
+    person, as its report counts them, or (rewrites=True) those it rewrites."""
+    counts = Counter(c.finding.severity for c in findings if rewrites is None or c.rewrite == rewrites)
     return {s: counts.get(s, 0) for s in SEVERITIES}

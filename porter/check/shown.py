@@ -20,6 +20,8 @@ class Shown:
     findings: tuple[Checked, ...]
     accepted: int = 0  # by the baseline
     display_root: str = "."  # SRC as the user can open it from the working directory
+    color: bool = False  # ANSI colours in the text format (see `use_color`)
+    summary: bool = True  # False with --quiet: the findings only
 
     @property
     def suppressed(self) -> int:
@@ -30,6 +32,17 @@ class Shown:
 
     def by_rule(self) -> list[tuple[str, int]]:
         return sorted(Counter(c.finding.rule for c in self.findings).items())
+
+
+def use_color(stream_isatty: bool, environ: dict | None = None) -> bool:
+    """Colour as the conventions say: NO_COLOR (any value) turns it off, FORCE_COLOR (any
+    value but "0") on; otherwise only on a terminal. (no-color.org, force-color.org)"""
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR") not in (None, "", "0"):
+        return True
+    return stream_isatty and env.get("TERM") != "dumb"
 
 
 def display_root(src: Path) -> str:

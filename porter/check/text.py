@@ -1,16 +1,39 @@
-"""`--format text`: one line per finding (`file:line:col: CODE message`), then a summary."""
+"""`--format text`: one block per finding, then a summary.
+
+    error   PRT405 train.py:28:82  FlashAttention-2 is not available on MLU
+            suggestion: Use attn_implementation="sdpa" (or "eager").
+
+Severity first (coloured on a terminal), then the code and `path:line:col` that editors and
+terminals open, the message, and the rule's suggestion on the next line when it has one.
+"""
 
 from __future__ import annotations
 
 from porter.check.shown import Shown
-from porter.check.model import severity_counts
+from porter.check.model import Checked, severity_counts
+
+_COLORS = {"error": "31", "warning": "33", "info": "36"}  # red, yellow, cyan
+_WIDTH = 8  # "warning" and a space
+
+
+def _paint(text: str, code: str, on: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if on else text
+
+
+def finding_lines(shown: Shown, c: Checked) -> list[str]:
+    f = c.finding
+    sev = _paint(f.severity.ljust(_WIDTH - 1), _COLORS[f.severity] + ";1", shown.color)
+    where = f"{shown.display_path(f.path)}:{f.line}:{f.col}"
+    out = [f"{sev} {_paint(f.rule, '1', shown.color)} {where}  {f.message}"]
+    if f.suggestion:
+        out.append(" " * _WIDTH + _paint("suggestion: ", "2", shown.color) + f.suggestion)
+    return out
 
 
 def render(shown: Shown) -> str:
-    lines = [
-        f"{shown.display_path(c.finding.path)}:{c.finding.line}:{c.finding.col}: {c.finding.rule} {c.finding.message}"
-        for c in shown.findings
-    ]
+    lines = [line for c in shown.findings for line in finding_lines(shown, c)]
+    if not shown.summary:
+        return "\n".join(lines) + "\n" if lines else ""
     if lines:
         lines.append("")
     lines.extend(summary_lines(shown))
@@ -20,9 +43,12 @@ def render(shown: Shown) -> str:
 def summary_lines(shown: Shown) -> list[str]:
     """Totals, findings by code, what was left out, and the APIs used per status."""
     sev = severity_counts(shown.findings)
+    rewrites = sum(1 for c in shown.findings if c.rewrite)
     files = len({c.finding.path for c in shown.findings})
-    out = [f"Found {len(shown.findings)} finding(s) in {files} file(s): "
-           f"{sev['error']} error, {sev['warning']} warning, {sev['info']} info."]
+    scanned = len(shown.result.files)
+    out = [f"Found {len(shown.findings)} finding(s) in {files} of {scanned} file(s) scanned: "
+           f"{sev['error']} error, {sev['warning']} warning, {sev['info']} info"
+           + (f" ({rewrites} of them `porter convert` rewrites)." if rewrites else ".")]
     for code, count in shown.by_rule():
         rule = shown.rules.by_code(code)
         out.append(f"  {count:5d}  {code}  {rule.name if rule else ''}")

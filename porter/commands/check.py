@@ -1,12 +1,13 @@
 """`porter check` and `porter ops`: thin click commands over porter.check and the op tables.
 
-Exit codes (DESIGN.md, as ruff): 0 clean, 1 findings at or above --fail-on, 2 usage or
+Exit codes (as ruff's): 0 clean, 1 findings at or above --fail-on, 2 usage or
 internal error; --exit-zero turns 1 into 0, never 2.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 import click
 
@@ -15,39 +16,79 @@ from porter.commands.options import (
     checked_version,
     chosen_cache_dir,
     codes,
+    config_options,
     ignore_option,
     jobs_option,
-    target_option,
+    settings_text,
     version_option,
 )
-from porter.rules import TARGETS, RuleError, Selection
-
-_RANK = {"info": 0, "warning": 1, "error": 2}
+from porter.rules import TARGETS, RuleError
 
 
 @click.command("check")
-@click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@target_option
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
+              help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` of the configuration.")
 @version_option
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "sarif", "github")), default="text", show_default=True)
-@click.option("--fail-on", type=click.Choice(("error", "warning")), default="error", show_default=True, help="Lowest severity that makes the check fail (exit 1).")
+@click.option("--fail-on", type=click.Choice(("error", "warning")), default=None, help="Lowest severity that makes the check fail (exit 1; default: error).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the check (usage and internal errors still exit 2).")
-@click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated). On hip, PRT903 (unknown APIs) runs only when named here.")
+@click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated; replaces the configured select). On hip, PRT903 (unknown APIs) runs only when named here.")
+@click.option("--extend-select", default=None, help="Rules to add to the selection (comma-separated), e.g. PRT003 (unused suppressions).")
 @ignore_option
+@click.option("--exclude", multiple=True, help="Leave out files and folders matching this gitignore-style pattern (repeatable; replaces the configured exclude).")
+@click.option("--extend-exclude", multiple=True, help="Like --exclude, in addition to the configured exclude.")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Leave out what .gitignore files ignore (default: yes).")
+@click.option("--force-exclude", is_flag=True, help="Apply the exclusions to files named on the command line too (for pre-commit).")
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Accept the findings recorded in this file; only new ones are shown and fail.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Record every current finding in this file and exit 0.")
+@click.option("--quiet", "-q", is_flag=True, help="Print the findings only: no summary, no notes on stderr.")
+@click.option("--verbose", "-v", is_flag=True, help="Also say which settings and files were used, on stderr.")
+@config_options
 @jobs_option
 @cache_options
-def check(src: Path, target: str, version: str | None, fmt: str, fail_on: str, exit_zero: bool, select: str | None,
-          ignore: str | None, baseline: Path | None, write_baseline: Path | None, jobs: int | None,
-          cache_dir: Path | None, no_cache: bool) -> None:
-    """Report what porter would change in SRC and the torch APIs TARGET cannot run. Writes nothing."""
+def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt: str, fail_on: str | None, exit_zero: bool,
+          select: str | None, extend_select: str | None, ignore: str | None, exclude: tuple[str, ...],
+          extend_exclude: tuple[str, ...], respect_gitignore: bool | None, force_exclude: bool, baseline: Path | None,
+          write_baseline: Path | None, quiet: bool, verbose: bool, config: Path | None, isolated: bool,
+          show_settings: bool, jobs: int | None, cache_dir: Path | None, no_cache: bool) -> None:
+    """Report what porter would change in PATHS (a tree, or files as pre-commit passes them;
+    default: .) and the torch APIs TARGET cannot run. Writes nothing.
+
+    Settings come from [tool.porter] in pyproject.toml or porter.toml, found by walking up
+    from the first path; options override them (`porter config` shows the result).
+    """
+    from porter.api import check as run_check, settings_for
     from porter.check.baseline import BaselineError
-    version = checked_version(target, version)
-    selection = Selection(version, codes(select), codes(ignore))
+    from porter.config import ConfigError
+
+    paths = paths or (Path("."),)
     try:
-        code = _run_check(src, target, selection, jobs, fmt, fail_on, baseline, write_baseline, chosen_cache_dir(cache_dir, no_cache))
-    except (RuleError, BaselineError, OSError) as exc:
+        settings = settings_for(paths[0], config or not isolated, target=target, target_version=version,
+                                select=codes(select, validate=False), extend_select=codes(extend_select, validate=False),
+                                ignore=codes(ignore, validate=False), exclude=exclude or None, extend_exclude=extend_exclude,
+                                respect_gitignore=respect_gitignore, baseline=baseline, fail_on=fail_on)
+    except ConfigError as exc:  # one line naming the file (or option) and the key
+        click.echo(f"porter: error: {exc}", err=True)
+        sys.exit(2)
+    if show_settings:
+        click.echo(settings_text(settings, paths[0]), nl=False)
+        return
+    if settings.target is None:
+        raise click.UsageError("no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml")
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose cannot be combined")
+    settings = replace(settings, target_version=checked_version(settings.target, settings.target_version),
+                       baseline=None if write_baseline is not None else settings.baseline)
+    verbosity = -1 if quiet else 1 if verbose else 0
+    if verbose:
+        click.echo(f"porter: settings: {settings.config.label if settings.config else 'no configuration file'}; "
+                   f"target {settings.target} {settings.target_version or ''}".rstrip(), err=True)
+    try:
+        report = run_check(paths, settings=settings, force_exclude=force_exclude, jobs=jobs,
+                           cache_dir=chosen_cache_dir(cache_dir, no_cache))
+        code = _show(report, fmt, write_baseline, verbosity)
+    except (RuleError, BaselineError, OSError, ConfigError) as exc:
         click.echo(f"porter: error: {exc}", err=True)
         code = 2
     except Exception as exc:  # a porter bug: say so, and never let --exit-zero hide it
@@ -56,33 +97,46 @@ def check(src: Path, target: str, version: str | None, fmt: str, fail_on: str, e
     sys.exit(0 if code == 1 and exit_zero else code)
 
 
-def _run_check(src: Path, target: str, selection: Selection, jobs: int | None, fmt: str, fail_on: str, baseline: Path | None, write_baseline: Path | None,
-               cache_dir: Path | None) -> int:
-    """Check, print, and return the exit code (before --exit-zero)."""
-    from porter.check.baseline import load_baseline, split_accepted, write_baseline as write
-    from porter.check.formats import RENDERERS
-    from porter.check.shown import Shown, display_root
-    from porter.check.run import check_tree
-    from porter.rules import load_rules
+@click.command("config")
+@click.argument("path", required=False, type=click.Path(exists=True, path_type=Path))
+@click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Read this configuration file instead of looking for one.")
+def config_cmd(path: Path | None, config: Path | None) -> None:
+    """Print the settings porter resolves for PATH (default: .) and where each came from."""
+    from porter.api import settings_for
+    from porter.config import ConfigError
 
-    result = check_tree(src, target, selection, jobs, cache_dir)
-    for file in result.files:
-        if file.skipped:
+    start = path or Path(".")
+    try:
+        settings = settings_for(start, config or True)
+    except ConfigError as exc:  # one line naming the file (or option) and the key
+        click.echo(f"porter: error: {exc}", err=True)
+        sys.exit(2)
+    click.echo(settings_text(settings, start), nl=False)
+
+
+def _show(report, fmt: str, write_baseline: Path | None, verbosity: int) -> int:
+    """Print a check's notes and findings (or write the baseline); the exit code before --exit-zero."""
+    from porter.check.baseline import write_baseline as write
+    from porter.check.shown import use_color
+
+    for file in report.files:
+        if file.skipped and verbosity >= 0:
             click.echo(f"porter: skipped {file.path}: {file.skipped}", err=True)
-        if file.error:
+        if file.error:  # a porter bug: said even with --quiet
             click.echo(f"porter: failed {file.path}: {file.error}", err=True)
+    if verbosity > 0:
+        handled = [f for f in report.files if f.kind != "other"]
+        click.echo(f"porter: {len(report.files)} file(s) scanned in {report.root}, {len(handled)} of a type porter reads", err=True)
+        for file in handled:
+            click.echo(f"porter:   {file.kind:<12} {file.path}", err=True)
     if write_baseline is not None:
-        count = write(write_baseline, result, result.findings)
+        count = write(write_baseline, report.result, report.result.findings)
         click.echo(f"porter: wrote {count} finding(s) to the baseline {write_baseline}", err=True)
         return 0
-    findings, accepted = result.findings, 0
-    if baseline is not None:
-        findings, accepted = split_accepted(findings, load_baseline(baseline, result.target))
-    shown = Shown(result, load_rules(result.target), findings, accepted, display_root(src))
-    click.echo(RENDERERS[fmt](shown), nl=False)
-    if any(file.error for file in result.files):
-        return 2
-    return 1 if any(_RANK[c.finding.severity] >= _RANK[fail_on] for c in findings) else 0
+    color = fmt == "text" and use_color(getattr(sys.stdout, "isatty", lambda: False)())
+    click.echo(report.render(fmt, color, verbosity >= 0), nl=False, color=color)  # click would strip colours off a pipe
+    return report.exit_code
 
 
 @click.command("ops")

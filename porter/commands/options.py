@@ -32,9 +32,18 @@ def chosen_cache_dir(cache_dir: Path | None, no_cache: bool) -> Path | None:
     return None if no_cache else (cache_dir or default_cache_dir())
 
 
-def codes(value: str | None) -> tuple[str, ...]:
-    """Comma-separated rule codes (or prefixes) of --select / --ignore."""
-    return tuple(c.strip() for c in (value or "").split(",") if c.strip())
+def codes(value: str | None, option: str | None = None, validate: bool = True) -> tuple[str, ...]:
+    """Comma-separated rule codes (or prefixes) of --select / --ignore; a code no rule has is
+    a usage error (exit 2), never a selection that silently matches nothing. (`validate`
+    False: the caller checks them, knowing the project's own rules too.)"""
+    found = tuple(c.strip() for c in (value or "").split(",") if c.strip())
+    if found and validate:
+        from porter.config import unknown_codes
+
+        bad = unknown_codes(found)
+        if bad:
+            raise click.BadParameter(f"unknown rule code {bad[0]!r} (see `porter rules` for the list)", param_hint=option)
+    return found
 
 
 def checked_version(target: str, version: str | None) -> str | None:
@@ -47,3 +56,29 @@ def checked_version(target: str, version: str | None) -> str | None:
     if version not in versions:
         raise click.BadParameter(f"{version} is not a known version for {target} (known: {', '.join(versions) or 'none'})", param_hint="--target-version")
     return version
+
+
+def config_options(command):
+    """--config FILE, --isolated and --show-settings: where settings come from."""
+    command = click.option("--show-settings", is_flag=True, help="Print the resolved settings and where each came from, and exit.")(command)
+    command = click.option("--isolated", is_flag=True, help="Ignore every configuration file.")(command)
+    return click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+                        help="Read this configuration file (porter.toml or pyproject.toml) instead of looking for one.")(command)
+
+
+def settings_text(settings, start: Path) -> str:
+    """`porter config`: each setting as TOML, with where it came from."""
+    import json
+
+    where = settings.config.label if settings.config else "no configuration file (defaults and options)"
+    lines = [f"# settings for {start}: {where}"]
+    for key, value, source in settings.rows():
+        if isinstance(value, dict):
+            text = "{ " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in value.items()) + " }" if value else "{}"
+        elif value is None:
+            lines.append(f"# {key} is not set")
+            continue
+        else:
+            text = json.dumps(value)
+        lines.append(f"{key} = {text}".ljust(48) + f"  # {source}")
+    return "\n".join(lines) + "\n"

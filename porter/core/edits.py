@@ -8,7 +8,7 @@ application deterministic whatever order the rules fired in.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from porter.core.model import Edit, EditRecord, Finding
@@ -92,6 +92,8 @@ class Found:
     verify: Callable[[str], str | None] | None = None
     index: LineIndex | None = None
     apis: tuple[tuple[str, str], ...] = ()  # (torch API, its status in the target's table)
+    # (line, code) of every finding a suppression comment accepted (for unused suppressions).
+    used: set[tuple[int, str]] = field(default_factory=set)
 
     def line_index(self) -> LineIndex:
         if self.index is None:
@@ -100,7 +102,7 @@ class Found:
 
     def unsuppressed(self) -> tuple[list[Finding], int]:
         """The findings no suppression comment on their line accepts, and how many were dropped."""
-        return split_suppressed(self.findings, suppressions(self.text, self.comments))
+        return split_suppressed(self.findings, suppressions(self.text, self.comments), self.used)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@ from typing import Literal
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 FileStatus = Literal["changed", "unchanged", "skipped", "failed"]
+# How `check` words a finding whose edit `convert` would apply (so both count alike).
+REWRITE_PREFIX = "would be rewritten: "
 
 
 def plain(value: object) -> dict:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,18 +19,20 @@ class Entry:
     is_symlink: bool
 
 
-def walk(root: Path, exclude: Path | None = None) -> Iterator[Entry]:
+def walk(root: Path, exclude: Path | None = None,
+         prune: Callable[[str, str], bool] | None = None) -> Iterator[Entry]:
     """Regular files and symlinks under root, sorted, without descending into symlinked
     directories. Sockets, pipes and devices are left out: reading a named pipe would wait
     forever, and none of them belongs in a ported tree.
 
     On os.scandir, whose entries know their own type: no extra system call per file.
+    `prune(rel, path)` says which folders not to enter (the file selection of a scan).
     """
     exclude_s = str(exclude) if exclude else None
-    yield from _walk(str(root), "", exclude_s)
+    yield from _walk(str(root), "", exclude_s, prune)
 
 
-def _walk(folder: str, rel_dir: str, exclude: str | None) -> Iterator[Entry]:
+def _walk(folder: str, rel_dir: str, exclude: str | None, prune: Callable[[str, str], bool] | None = None) -> Iterator[Entry]:
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -44,8 +46,10 @@ def _walk(folder: str, rel_dir: str, exclude: str | None) -> Iterator[Entry]:
         elif entry.is_dir():
             if entry.name in SKIP_DIRS or (not rel_dir and entry.name in (REPORT_DIR, LORA_DIR)) or entry.path == exclude:
                 continue
+            if prune is not None and prune(rel, entry.path):
+                continue
             subdirs.append((entry.path, rel))
         elif entry.is_file():
             yield Entry(rel, False)
     for path, rel in subdirs:
-        yield from _walk(path, rel, exclude)
+        yield from _walk(path, rel, exclude, prune)

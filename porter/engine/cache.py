@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from porter import __version__
 from porter.core.files import write_atomically
+from porter.core.datafiles import data_dir
 from porter.core.model import Edit, EditRecord, FileCheck, FileResult, Finding, plain
 from porter.engine.parallel import map_files
 
@@ -36,16 +37,23 @@ R = TypeVar("R")
 
 @lru_cache(maxsize=None)
 def code_fingerprint() -> str:
-    """porter's own code (names, sizes, mtimes of its modules and templates): a change to a
-    handler invalidates results even before the version number moves."""
+    """porter's own code and tables (names, sizes, mtimes of its modules, templates and the
+    API/package tables): a change to a handler or a table invalidates results even before the
+    version number moves. (Rules are in every key through the rule set's digest.)"""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the `porter` package
+    roots = [root]
+    try:
+        roots.append(str(data_dir("op_tables")))  # a checkout keeps it beside the package
+    except FileNotFoundError:
+        pass
     lines = []
-    for folder, dirs, files in os.walk(root):  # os.walk, not Path.rglob: this runs on every start
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for name in files:
-            if name.endswith((".py", ".j2")):
-                st = os.stat(os.path.join(folder, name))
-                lines.append(f"{os.path.relpath(os.path.join(folder, name), root)}|{st.st_size}|{st.st_mtime_ns}\n")
+    for top in roots:
+        for folder, dirs, files in os.walk(top):  # os.walk, not Path.rglob: this runs on every start
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for name in files:
+                if name.endswith((".py", ".j2", ".json", ".toml")):
+                    st = os.stat(os.path.join(folder, name))
+                    lines.append(f"{os.path.relpath(os.path.join(folder, name), top)}|{st.st_size}|{st.st_mtime_ns}\n")
     return hashlib.sha256("".join(sorted(lines)).encode()).hexdigest()
 
 

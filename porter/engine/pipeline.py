@@ -12,14 +12,43 @@ import hashlib
 from dataclasses import replace
 
 from porter.core.edits import Found, fix
-from porter.core.model import FileCheck, FileResult, Finding, Skipped
+from porter.core.model import REWRITE_PREFIX, FileCheck, FileResult, Finding, Skipped
+from porter.core.suppress import problems as suppression_problems
 from porter.engine.registry import file_type, type_for
 from porter.engine.sources import HEAD
-from porter.rules import ActiveRules
+from porter.rules import ActiveRules, known_codes
+
+SUPPRESSION_KIND = "suppression-comment"
+
+
+# Comment syntax of the file types whose pipeline may answer "nothing here" before looking at
+# comments: their suppression comments are still checked (a bare `# porter: ignore` in a file
+# no rule touches is reported too). JSON and notebooks (JSON) have none.
+_NO_COMMENTS = ("json", "notebook")
 
 
 def find(rel: str, data: bytes, kind: str, rules: ActiveRules) -> Found | Skipped | None:
-    return file_type(kind).find(rel, data, rules)
+    found = file_type(kind).find(rel, data, rules)
+    if found is None and kind not in _NO_COMMENTS and rules.of_kind(SUPPRESSION_KIND) and b"porter" in data.lower():
+        # Screened out (nothing for the rules): only its suppression comments are left to check.
+        return Found(data.decode("utf-8", "replace"), [], str.encode, "python" if kind == "python" else "hash")
+    return found
+
+
+def suppression_findings(rel: str, found: Found, rules: ActiveRules) -> list[Finding]:
+    """Findings of the active suppression-comment rules (PRT002 invalid, PRT003 unused) for
+    the comments of one file; run after the file's suppressions were applied."""
+    by_problem = {r.params["on"]: r for r in rules.of_kind(SUPPRESSION_KIND)}
+    if not by_problem:
+        return []
+    active = {r.code for r in rules.rules}
+    out = []
+    for p in suppression_problems(found.text, found.comments, known_codes() | {r.code for r in rules.ruleset.rules},
+                                  active, found.used):
+        rule = by_problem.get(p.kind)
+        if rule is not None:
+            out.append(Finding(rule.code, rule.severity, rel, p.line, p.col, p.message, rule.suggestion))
+    return out
 
 
 def convert_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileResult:
@@ -31,6 +60,9 @@ def convert_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileRe
         if isinstance(found, Skipped):
             return FileResult(rel, "skipped", kind=kind, reason=found.reason)
         fixed = fix(found)
+        shown = tuple(f for f in fixed.findings + tuple(suppression_findings(rel, found, rules)) if rules.shows(f))
+        if shown != fixed.findings:
+            fixed = replace(fixed, findings=shown)
         if fixed.refused is not None:
             return FileResult(rel, "failed", kind=kind, findings=fixed.findings, apis=found.apis,
                               reason=f"porter's edits would break the file ({fixed.refused}); file left unchanged")
@@ -57,6 +89,7 @@ def check_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileChec
         if isinstance(found, Skipped):
             return FileCheck(rel, kind, skipped=found.reason)
         findings, suppressed = found.unsuppressed()
+        findings = [f for f in findings + suppression_findings(rel, found, rules) if rules.shows(f)]
         if not findings:
             return FileCheck(rel, kind, (), (), found.apis, suppressed)
         findings = [_as_check(f) for f in findings]
@@ -71,7 +104,7 @@ def _as_check(finding: Finding) -> Finding:
     """A finding that carries an edit: in check it is reported, not applied."""
     if finding.edit is None:
         return finding
-    return replace(finding, message=f"would be rewritten: {finding.message}", edit=None)
+    return replace(finding, message=f"{REWRITE_PREFIX}{finding.message}", edit=None)
 
 
 def convert_bytes(rel: str, data: bytes, rules: ActiveRules) -> tuple[str | None, FileResult]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
+from porter.core.fileset import FileSelection
 from porter.core.model import FileCheck, FileResult
 from porter.core.tree import LORA_DIR, walk
 from porter.engine.cache import ResultCache, cache_key, cached_map
@@ -35,6 +36,7 @@ class Task:
     rel: str
     data: bytes
     kind: str
+    ignore: tuple[str, ...] = ()  # codes per-file-ignores turns off for this file
 
 
 @dataclass
@@ -51,15 +53,19 @@ class RunResult:
 _RULES: list[ActiveRules] = []
 
 
+def _rules(task: Task) -> ActiveRules:
+    return _RULES[0].narrowed(task.ignore) if task.ignore else _RULES[0]
+
+
 def _convert(task: Task) -> FileResult:
-    result = convert_file(task.rel, task.data, task.kind, _RULES[0])
+    result = convert_file(task.rel, task.data, task.kind, _rules(task))
     # The file's part of changes.patch is made here, in the worker, while both texts are at hand.
     diff = file_diff(task.rel, task.data, result.new_bytes) if result.new_bytes is not None else b""
     return replace(result, diff=diff)
 
 
 def _check(task: Task) -> FileCheck:
-    return check_file(task.rel, task.data, task.kind, _RULES[0])
+    return check_file(task.rel, task.data, task.kind, _rules(task))
 
 
 @dataclass
@@ -74,15 +80,17 @@ class _Tree:
 
 def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: bool,
                unreadable: Callable[[str, str], object], other: Callable[[str], object | None],
-               kept: Callable[[str, str, object], object]) -> _Tree:
+               kept: Callable[[str, str, object], object], files: FileSelection | None = None) -> _Tree:
     tree = _Tree()
     vendor_rules = rules.of_kind(VENDOR_KIND)
     root = str(src)
     entries: list[str] = []
-    for entry in walk(src, exclude):
+    # The file selection (porter/core/fileset.py): .gitignore, excludes, explicit files.
+    chosen = (files or FileSelection()).matcher(src)
+    for entry in chosen.entries(exclude):
         (tree.symlinks if entry.is_symlink else entries).append(entry.rel)
     lora = src / LORA_DIR
-    if with_lora and lora.is_dir() and not lora.is_symlink():
+    if with_lora and chosen.selection.only is None and lora.is_dir() and not lora.is_symlink():
         # porter's own entry point is checked too: it is code the user will run on the target.
         entries += [f"{LORA_DIR}/{e.rel}" for e in walk(lora, exclude) if not e.is_symlink]
     for rel in entries:
@@ -97,11 +105,12 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
                 tree.early.append(answer)
             continue
         vendor = vendor_word(rel, vendor_rules)
-        if vendor is not None:
-            tree.early.append(kept(rel, kind, kept_finding(rel, *vendor)))
+        if vendor is not None:  # kept whatever the selection; its note shown when selected
+            finding = kept_finding(rel, *vendor)
+            tree.early.append(kept(rel, kind, finding if rules.shows(finding) else None))
             continue
         tree.lines[rel] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-        tree.tasks.append(Task(rel, data, kind))
+        tree.tasks.append(Task(rel, data, kind, chosen.ignores(rel)))
     return tree
 
 
@@ -109,19 +118,20 @@ def _run(work: Callable[[Task], R], tree: _Tree, rules: ActiveRules, mode: str, 
          cache: ResultCache | None, keep: Callable[[R], bool]) -> list[R]:
     _RULES[:] = [rules]
     context = f"{mode}|{rules.target}|{rules.ruleset.digest}|{rules.selection.key}"
-    keys = [cache_key(t.data, t.rel, context) for t in tree.tasks] if cache else []
+    keys = [cache_key(t.data, t.rel, context + (f"|-{','.join(t.ignore)}" if t.ignore else "")) for t in tree.tasks] if cache else []
     return cached_map(work, tree.tasks, keys, lambda t: len(t.data), jobs, cache, context, keep=keep,
                       bundle=lambda t: None if t.kind == "python" else NOT_PYTHON)
 
 
 def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: Path | None = None,
-                 cache: ResultCache | None = None) -> RunResult:
+                 cache: ResultCache | None = None, files: FileSelection | None = None) -> RunResult:
     """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache."""
     tree = _read_tree(
         src, rules, exclude, with_lora=False,
         unreadable=lambda rel, why: FileResult(rel, "failed", kind="other", reason=why),
         other=lambda rel: FileResult(rel, "unchanged", kind="other"),
-        kept=lambda rel, kind, finding: FileResult(rel, "unchanged", kind=kind, findings=(finding,)),
+        kept=lambda rel, kind, finding: FileResult(rel, "unchanged", kind=kind, findings=(finding,) if finding else ()),
+        files=files,
     )
     results = tree.early + _run(_convert, tree, rules, "convert", jobs, cache, keep=lambda r: r.status != "failed")
     run = RunResult(src, rules.target, rules.version, symlinks=tree.symlinks)
@@ -130,13 +140,14 @@ def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude
 
 
 def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: Path | None = None,
-               cache: ResultCache | None = None) -> list[FileCheck]:
+               cache: ResultCache | None = None, files: FileSelection | None = None) -> list[FileCheck]:
     """Check every file under `src` (and its porter_lora/). Reads only SRC; writes only the cache."""
     tree = _read_tree(
         src, rules, exclude, with_lora=True,
         unreadable=lambda rel, why: FileCheck(rel, skipped=why),
-        other=lambda rel: None,
-        kept=lambda rel, kind, finding: FileCheck(rel, kind, (finding,), ("",)),
+        other=lambda rel: FileCheck(rel),
+        kept=lambda rel, kind, finding: FileCheck(rel, kind, (finding,), ("",)) if finding else FileCheck(rel, kind),
+        files=files,
     )
     results = tree.early + _run(_check, tree, rules, "check", jobs, cache, keep=lambda r: r.error is None)
     return sorted(results, key=lambda r: r.path)

@@ -1,7 +1,7 @@
 """Kind `vendor-path`: files written for another accelerator (or already for the target).
 
 `examples/ascend/*.yaml`, `requirements/npu.txt`, `docker/docker-rocm/Dockerfile` already
-handle their own device (PATTERNS.md: code that handles other devices must not change).
+handle their own device, and code that handles other devices must not change.
 A path whose directory names or file-name words include one of the rule's `words` is
 copied unchanged, with one `info` finding saying why, whatever its file type.
 """
@@ -31,5 +31,6 @@ def vendor_word(rel: str, rules: list[Rule]) -> tuple[Rule, str] | None:
 
 def kept_finding(rel: str, rule: Rule, word: str) -> Finding:
     """The one finding of a file kept for another vendor."""
-    return Finding(rule.code, rule.severity, rel, 1, 1, f"kept as it is: a file for another device or vendor ({word!r} in its path)",
+    whose = "already for this target" if word in rule.params.get("own", ()) else "for another device or vendor"
+    return Finding(rule.code, rule.severity, rel, 1, 1, f"kept as it is: a file {whose} ({word!r} in its path)",
                    rule.suggestion, subject=word)

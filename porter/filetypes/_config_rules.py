@@ -29,6 +29,11 @@ _DEEPSPEED = frozenset({"zero_optimization", "train_micro_batch_size_per_gpu", "
                         "zero_allow_untested_optimizer", "steps_per_print", "gradient_clipping"})
 
 
+# Documents of other tools, whose values are never a run's settings, even a `device:` (a CI
+# workflow's env, a Kubernetes manifest, a conda environment, pre-commit, compose).
+_OTHER_TOOLS = frozenset({"jobs", "apiVersion", "stages", "channels", "repos", "services"})
+
+
 def config_type(root: Node) -> str | None:
     """Which kind of config a document is, by its top-level keys; None for anything else."""
     keys = top_keys(root)
@@ -106,7 +111,7 @@ def match_pairs(pairs: list[tuple[tuple[str, ...], Scalar | Node]], kind: str, r
     """Hits of the rules for config type `kind` over (key path, value) pairs."""
     scalars = [(".".join(path), path, value) for path, value in pairs if isinstance(value, Scalar)]
     for rule in rules:
-        if kind not in rule.params["configs"]:
+        if kind not in rule.params["configs"] and "any" not in rule.params["configs"]:
             continue
         keys = _keys_regex(tuple(rule.params["keys"]))
         for dotted, path, value in scalars:
@@ -121,10 +126,15 @@ def match_pairs(pairs: list[tuple[tuple[str, ...], Scalar | Node]], kind: str, r
 
 
 def match_tree(root: Node, rules: Iterable[Rule]) -> Iterator[Hit]:
-    """Hits in one parsed document; nothing unless it is a training, accelerate or DeepSpeed config."""
+    """Hits in one parsed document: the rules for its config type, and in any mapping document
+    the rules for `any` config (a run config of any schema with `device: cuda`)."""
     kind = config_type(root)
     if kind is None:
-        return iter(())
+        rules = [r for r in rules if "any" in r.params["configs"]]
+        keys = top_keys(root)
+        if not rules or not keys or _OTHER_TOOLS & keys.keys():
+            return iter(())
+        kind = "other"
     pairs = [(path, value) for path, _, value in iter_pairs(root)]
     return match_pairs(pairs, kind, rules)
 

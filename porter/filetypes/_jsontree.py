@@ -80,3 +80,12 @@ def parse_json(text: str) -> Node:
     except RecursionError as exc:
         raise JsonError("nested too deeply") from exc
     return node
+
+
+def json_problem(text: str) -> str | None:
+    """Why an edited JSON text no longer loads (the engine then keeps the file), or None."""
+    try:
+        json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return f"invalid JSON ({getattr(exc, 'msg', exc)})"
+    return None

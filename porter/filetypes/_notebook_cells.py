@@ -69,6 +69,12 @@ def _mask(text: str, cell: int, shell: list[tuple[int, int, str]]) -> str:
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
         if m.group(2).startswith("!"):
+            while text[:end].endswith("\\") and end < len(text):  # `!pip install a \` + continuation lines
+                line = end + 1
+                end = text.find("\n", line)
+                end = len(text) if end < 0 else end
+                if line < end:
+                    chars[line] = "#"  # the continuation is shell too: a comment for Python
             shell.append((cell, m.end(2), text[m.end(2):end]))
         else:
             env = _ENV.match(text, at, end)
@@ -77,6 +83,14 @@ def _mask(text: str, cell: int, shell: list[tuple[int, int, str]]) -> str:
         assigned = m.end(1) != at
         chars[at:at + (2 if assigned else 1)] = "0#" if assigned else "#"
     return "".join(chars)
+
+
+def _unread(path: str, rules: ActiveRules, why: str) -> Finding | None:
+    """The finding for a cell porter cannot read as Python (never skipped silently)."""
+    rule = next(iter(rules.of_kind("notebook-cell")), None)
+    if rule is None:
+        return None
+    return Finding(rule.code, rule.severity, path, 1, 1, f"{rule.summary} ({why})", rule.suggestion, subject="cell")
 
 
 def _multiline_strings(tree: ast.Module, text: str) -> list[tuple[int, int]]:
@@ -90,6 +104,7 @@ def convert_cells(path: str, cells: list[str], rules: ActiveRules) -> tuple[list
     """Edits and findings (in each cell's own coordinates) for the code cells of a notebook."""
     shell: list[tuple[int, int, str]] = []
     python: list[tuple[int, str]] = []
+    skipped: list[tuple[int, Finding | None]] = []
     for i, text in enumerate(cells):
         first = text.split("\n", 1)[0]
         kind = _cell_kind(first) if first.startswith("%%") else "python"
@@ -100,13 +115,14 @@ def convert_cells(path: str, cells: list[str], rules: ActiveRules) -> tuple[list
             masked = _mask(text, i, found)
             try:
                 tree = parse(masked, path)
-            except (SyntaxError, ValueError):
+            except (SyntaxError, ValueError) as exc:
+                skipped.append((i, _unread(path, rules, f"line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}")))
                 continue
             inside = _multiline_strings(tree, masked)
             shell += [f for f in found if not any(a <= f[1] < b for a, b in inside)]
             python.append((i, masked))
     edits: list[CellEdit] = []
-    found: list[CellFinding] = []
+    found: list[CellFinding] = [CellFinding(cell, 0, f) for cell, f in skipped if f is not None]
     _python(path, python, rules, edits, found)
     no_setup = tuple(r.code for r in rules.of_kind("shell-env-setup"))  # one per notebook line is noise
     shell_rules = rules.narrowed(no_setup)

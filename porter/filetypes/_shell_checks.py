@@ -8,6 +8,8 @@ parse their `!` lines on their own and map them back themselves.
 from __future__ import annotations
 
 import fnmatch
+import posixpath
+import re
 from collections.abc import Iterator
 
 from tree_sitter import Node
@@ -16,8 +18,10 @@ from porter.filetypes._common import TextFile
 from porter.filetypes._config_rules import hit_message, match_pairs
 from porter.filetypes._configtree import Scalar
 from porter.filetypes._shell_syntax import Script, Word, command_words, identities
-from porter.python.kinds.env_var import renamed_variable, rule_for_name  # the same rename table as the Python rule
+from porter.python.kinds.env_var import assigned_names, renamed_variable, rule_for_name  # the same rename table as the Python rule
 from porter.core.model import Finding
+from porter.filetypes.requirements import pip_argument_verdicts
+from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
 from porter.rules import ActiveRules, Rule
 
 
@@ -46,6 +50,12 @@ def env_findings(file: TextFile, script: Script, rules: list[Rule], ruleset: Act
                 spans.append((start, start + len(key), key, True))
             elif not key.startswith("-"):
                 break  # the command env runs; its own words are not env's
+    for node in script.nodes("string", "raw_string"):  # `bash -c "NAME=0 python x.py"`: a command in quotes
+        if not _runs_as_shell_code(node):
+            continue  # `echo "export NAME=0 ..."` is text
+        start, end = script.span(node)
+        for name, offset in assigned_names(file.text[start + 1:end - 1]):
+            spans.append((start + 1 + offset, start + 1 + offset + len(name), name, True))
     for start, end, name, is_set in spans:
         for rule, src in sources:
             if rule_for_name(name, [src]) is None:
@@ -57,6 +67,23 @@ def env_findings(file: TextFile, script: Script, rules: list[Rule], ruleset: Act
                 summary = rule.message or rule.summary
                 yield file.finding(rule, (start, end), summary if name in summary else f"{name}: {summary}", subject=name)
             break
+
+
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+_RUN_THEIR_ARGUMENTS = frozenset({"eval", "ssh"})
+
+
+def _runs_as_shell_code(string: Node) -> bool:
+    """A quoted argument the shell runs as code: `bash -c "..."`, `eval "..."`, `ssh host "..."`."""
+    command = string.parent
+    if command is None or command.type != "command":
+        return False
+    name = _name_word(command)
+    program = name.text.decode("utf-8", "replace").rsplit("/", 1)[-1] if name is not None else ""
+    if program in _RUN_THEIR_ARGUMENTS:
+        return True
+    before = string.prev_named_sibling
+    return program in _SHELLS and before is not None and before.text == b"-c"
 
 
 def _name_word(command: Node) -> Node | None:
@@ -96,15 +123,32 @@ def _flag_values(words: list[Word], flags: set[str]) -> Iterator[tuple[Word, Wor
             yield word, None, ""
 
 
+def _own_options(words: list[Word], launcher: str) -> list[Word]:
+    """The launcher's own words: up to its first positional argument (the script or image),
+    after which flags belong to the program it starts (`docker run IMAGE python x.py --gpus 2`).
+    A word after a flag without `=` counts as that flag's value (the flags' arities are not
+    known, so a boolean flag right before the program lets one more word through)."""
+    i = len(launcher.split())
+    while i < len(words):
+        value = words[i].value
+        if value is None or not value.startswith("-"):
+            return words[:i]  # a positional word
+        if "=" not in value and i + 1 < len(words) and not (words[i + 1].value or "").startswith("-"):
+            i += 1  # the flag's value
+        i += 1
+    return words
+
+
 def launcher_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterator[Finding]:
     """Launcher flags that select devices in CUDA's terms (`deepspeed --include`, `torchrun --nproc_per_node gpu`)."""
     for command in script.nodes("command"):
         words = command_words(command)
         names = identities(words)
         for rule in rules:
-            if not names & set(rule.params["launchers"]):
+            launcher = next((name for name in rule.params["launchers"] if name in names), None)
+            if launcher is None:
                 continue
-            for flag, _, value in _flag_values(words, set(rule.params["flags"])):
+            for flag, _, value in _flag_values(_own_options(words, launcher), set(rule.params["flags"])):
                 wanted = rule.params.get("values")
                 if wanted is None or any(fnmatch.fnmatchcase(value, w) for w in wanted):
                     shown = f"{flag.value.partition('=')[0]} {value}".strip()
@@ -162,3 +206,36 @@ def setup_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterato
             if identities(words) & set(rule.params["launchers"]):
                 yield file.finding(rule, script.span(words[0].node))
                 break
+
+
+_PIP = re.compile(r"pip[\d.]*")
+
+
+def _pip_install_arguments(words: list[Word]) -> list[Word] | None:
+    """The arguments of `pip install`, `python -m pip install` or `uv pip install`, else None."""
+    values = [w.value for w in words]
+    for i, value in enumerate(values[:-1]):
+        name = posixpath.basename(value or "")
+        if _PIP.fullmatch(name) and values[i + 1] == "install":
+            return words[i + 2:]
+        if name == "-m" and _PIP.fullmatch(values[i + 1] or "") and values[i + 2:i + 3] == ["install"]:
+            return words[i + 3:]
+    return None
+
+
+def pip_install_findings(file: TextFile, script: Script, rules: ActiveRules) -> Iterator[Finding]:
+    """What `pip install` lines install, reviewed like a requirements file (reported: a
+    command line is not a place porter edits packages in)."""
+    policy = RequirementPolicy.build(rules.rules)
+    if policy is None:
+        return
+    for command in script.nodes("command"):
+        arguments = _pip_install_arguments(command_words(command))
+        if not arguments:
+            continue
+        literal = [w for w in arguments if w.value is not None]  # `$PKG` is unknown here
+        reviewed = iter(pip_argument_verdicts(policy, [w.value for w in literal]))
+        for word, verdicts in reviewed:
+            at = next(w for w in literal if w.value == word)
+            start = script.span(at.node)[0] + len(at.quote)
+            yield from requirement_findings(policy, file.path, file.index, start, start, None, verdicts)

@@ -74,3 +74,12 @@ def parse_yaml(text: str) -> list[Node]:
     finally:
         loader.dispose()
     return docs
+
+
+def yaml_problem(text: str) -> str | None:
+    """Why an edited YAML text no longer loads (the engine then keeps the file), or None."""
+    try:
+        parse_yaml(text)
+    except YamlError as exc:
+        return f"invalid YAML ({exc})"
+    return None

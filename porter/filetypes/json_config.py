@@ -16,7 +16,7 @@ from porter.core.edits import Found
 from porter.core.model import Skipped
 from porter.filetypes._common import TextFile, open_text, words_screen
 from porter.filetypes._config_rules import hit_message, match_tree, screen_words
-from porter.filetypes._jsontree import JsonError, parse_json
+from porter.filetypes._jsontree import JsonError, json_problem, parse_json
 from porter.rules import ActiveRules, RuleSet
 
 KIND = "json"
@@ -52,4 +52,4 @@ def find_json(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | N
         file.finding(hit.rule, (hit.value.start, hit.value.end), hit_message(hit), replacement=hit.replacement, subject=hit.key)
         for hit in match_tree(root, active)
     ]
-    return file.found(findings, comments="none")  # JSON has no comments
+    return file.found(findings, json_problem, comments="none")  # JSON has no comments

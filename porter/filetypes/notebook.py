@@ -18,7 +18,7 @@ from porter.core.textio import line_ending
 from porter.core.model import Edit, Finding, Skipped
 from porter.filetypes._common import TextFile, open_text
 from porter.filetypes._configtree import Mapping, Scalar, Sequence, top_keys
-from porter.filetypes._jsontree import JsonError, parse_json
+from porter.filetypes._jsontree import JsonError, json_problem, parse_json
 from porter.filetypes._notebook_cells import CellEdit, convert_cells
 from porter.python.snippet import moved
 from porter.rules import ActiveRules
@@ -31,8 +31,9 @@ def is_notebook(rel: str, head: bytes) -> bool:
     return rel.lower().endswith(".ipynb")
 
 
-def _code_sources(root: Mapping) -> list[list[Scalar]]:
-    """The source strings of each code cell (one list per cell; a plain string counts as one)."""
+def _code_sources(root: Mapping) -> list[tuple[list[Scalar], bool]]:
+    """The source strings of each code cell, and whether they stand in a JSON list (nbformat
+    also allows one plain string, which must stay one string)."""
     out = []
     cells = top_keys(root).get("cells")
     for cell in cells.items if isinstance(cells, Sequence) else ():
@@ -42,7 +43,7 @@ def _code_sources(root: Mapping) -> list[list[Scalar]]:
             continue
         parts = source.items if isinstance(source, Sequence) else (source,)
         if parts and all(isinstance(p, Scalar) and isinstance(p.value, str) for p in parts):
-            out.append(list(parts))
+            out.append((list(parts), isinstance(source, Sequence)))
     return out
 
 
@@ -62,7 +63,8 @@ def _separator(text: str, parts: list[Scalar]) -> str:
     return "," + newline + indent if not indent.strip() else ", "
 
 
-def _rewrite(text: str, parts: list[Scalar], edits: list[CellEdit], ascii_only: bool) -> list[tuple[Edit, list[CellEdit]]]:
+def _rewrite(text: str, parts: list[Scalar], in_list: bool, edits: list[CellEdit],
+             ascii_only: bool) -> list[tuple[Edit, list[CellEdit]]]:
     """JSON edits for one cell: each group of touched source strings re-rendered, with the
     cell edits it applies."""
     bounds, pos = [], 0
@@ -91,7 +93,7 @@ def _rewrite(text: str, parts: list[Scalar], edits: list[CellEdit], ascii_only: 
         taken = {id(edit) for edit in chosen}
         applied = [cell_edit for edit, cell_edit in pairs if id(edit) in taken]
         new = apply_edits(old, chosen)
-        line_shaped = all(p.value.count("\n") <= 1 and p.value.rstrip("\n").count("\n") == 0 for p in parts[first:last + 1])
+        line_shaped = in_list and all(p.value.count("\n") <= 1 and p.value.rstrip("\n").count("\n") == 0 for p in parts[first:last + 1])
         pieces = new.splitlines(keepends=True) if line_shaped else [new]
         rendered = sep.join(json.dumps(p, ensure_ascii=ascii_only) for p in pieces or [""])
         out.append((Edit(chosen[0].rule, parts[first].start, parts[last].end, rendered), applied))
@@ -117,7 +119,9 @@ def find_notebook(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped
         return Skipped("not a Jupyter notebook in nbformat 4 (no 'cells' list); copied unchanged")
     if not _is_python(nb):
         return None
-    sources = _code_sources(root)
+    code = _code_sources(root)
+    sources = [parts for parts, _ in code]
+    in_lists = [in_list for _, in_list in code]
     cell_edits, cell_findings = convert_cells(path, ["".join(p.value for p in parts) for parts in sources], rules)
 
     def place(cell: int, offset: int, finding: Finding) -> Finding:
@@ -133,9 +137,10 @@ def find_notebook(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped
     ascii_only = file.text.isascii() and bool(_ESCAPED.search(file.text))
     for cell, parts in enumerate(sources):
         mine = [e for e in cell_edits if e.cell == cell]
-        for json_edit, applied in _rewrite(file.text, parts, mine, ascii_only) if mine else ():
+        for json_edit, applied in _rewrite(file.text, parts, in_lists[cell], mine, ascii_only) if mine else ():
             for e in applied:
                 findings.append(replace(place(cell, e.start, e.finding),
                                         edit=Edit(e.rule, json_edit.start, json_edit.end, json_edit.replacement)))
     # A `# porter: ignore[...]` in a cell's code stands on that cell's line of the JSON text.
-    return file.found(findings)
+    return file.found(findings, json_problem)
+

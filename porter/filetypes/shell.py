@@ -16,6 +16,7 @@ from porter.filetypes._common import TextFile, open_text
 from porter.filetypes._shell_checks import (
     command_findings,
     env_findings,
+    pip_install_findings,
     launcher_findings,
     setup_findings,
     training_flag_findings,
@@ -43,6 +44,7 @@ def check_script(file: TextFile, script: Script, rules: ActiveRules) -> list[Fin
     findings += launcher_findings(file, script, rules.of_kind("shell-launcher-flag"))
     findings += training_flag_findings(file, script, [r for r in rules.of_kind("config-key") if r.params.get("cli")])
     findings += setup_findings(file, script, rules.of_kind("shell-env-setup"))
+    findings += pip_install_findings(file, script, rules)
     if rules.of_kind("python-snippet"):
         findings += snippet_findings(file, script, rules)
     return findings

@@ -35,7 +35,7 @@ def find_yaml(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | N
     file = open_text(path, data, "YAML", _screen(rules.ruleset))
     if not isinstance(file, TextFile):
         return file
-    from porter.filetypes._yamltree import YamlError, parse_yaml  # the YAML library loads only when needed
+    from porter.filetypes._yamltree import YamlError, parse_yaml, yaml_problem  # the YAML library loads only when needed
 
     try:
         docs = parse_yaml(file.text)
@@ -47,4 +47,4 @@ def find_yaml(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | N
         for hit in match_tree(doc, active):
             span = (hit.value.start, hit.value.end)
             findings.append(file.finding(hit.rule, span, hit_message(hit), replacement=hit.replacement, subject=hit.key))
-    return file.found(findings)
+    return file.found(findings, yaml_problem)

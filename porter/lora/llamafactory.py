@@ -111,7 +111,7 @@ def lf_config(layout: str, facts: TargetFacts, *, deepspeed_config: str | None =
                 ("learning_rate", 0.0001),
                 ("num_train_epochs", 3.0),
                 ("lr_scheduler_type", "cosine"),
-                ("warmup_steps", 20),
+                ("warmup_ratio", 0.1),
                 (precision, True),
                 ("ddp_timeout", 180000000),
             ),
@@ -128,9 +128,15 @@ def lf_config(layout: str, facts: TargetFacts, *, deepspeed_config: str | None =
     )
     notes = {
         "flash_attn": facts.attention_reason,
-        precision: facts.precision_reason,
+        precision: facts.lf_precision_note,
         "model_name_or_path": "a local directory: nothing is downloaded on the cluster",
+        "template": "LLaMA-Factory's generic format; run_sft.sh passes the template that fits MODEL "
+                    "(templates.json) when MODEL is set and TEMPLATE is not",
     }
+    if layout == LLAMAFACTORY:
+        # This version accepts transformers 4.55 to 5.8; transformers 5 deprecated the ratio.
+        notes["warmup_ratio"] = ("as in this version's examples; a transformers 5 release that has "
+                                 "dropped it takes the same ratio as warmup_steps: 0.1")
     return LFConfig(layout=layout, sections=sections, notes=MappingProxyType(notes))
 
 

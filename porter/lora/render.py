@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 
 from porter.engine.cache import cached_texts
 from porter.lora.layout import LLAMAFACTORY, LLMTUNER, detect_layout
+from porter.lora.lf_templates import template_table
 from porter.lora.llamafactory import OVERRIDES, cli_flag, lf_config, yaml_scalar
+from porter.lora.options import train_options
 from porter.lora.targets import target_facts
 
 if TYPE_CHECKING:
@@ -49,6 +51,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["yaml_scalar"] = yaml_scalar
     env.filters["cli_flag"] = cli_flag
+    env.filters["py"] = python_literal
     return env
 
 
@@ -65,6 +68,7 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
     lf_dir = f"{out_name}/{LF_DIR}"
     context = {
         "t": facts,
+        "options": train_options(facts),
         "deepspeed": deepspeed,
         "layout": layout,
         "lf_dir": lf_dir,
@@ -74,6 +78,7 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
     if layout is not None:
         ds_path = f"{out_name}/ds_config.json" if deepspeed else None
         context["lf"] = lf_config(layout, facts, deepspeed_config=ds_path)
+        context["lf_templates"] = template_table(Path(tree), layout)
 
     plan = [
         ("train_lora.py", "train_lora.py.j2", True),
@@ -81,11 +86,14 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
         ("README.md", "README.md.j2", False),
     ]
     if deepspeed:
+        # ZeRO-2 (optimizer states and gradients sharded) and ZeRO-3 (weights too).
         plan.append(("ds_config.json", "ds_config.json.j2", False))
+        plan.append(("ds_config_zero3.json", "ds_config_zero3.json.j2", False))
     if layout == LLAMAFACTORY:
         plan.append((f"{LF_DIR}/lora_sft.yaml", "lf_sft.yaml.j2", False))
     if layout in (LLAMAFACTORY, LLMTUNER):
         plan.append((f"{LF_DIR}/run_sft.sh", "lf_run_sft.sh.j2", True))
+        plan.append((f"{LF_DIR}/templates.json", "lf_templates.json.j2", False))
     def render() -> list[str]:
         env = _environment()
         return [env.get_template(name).render(**context) for _, name, _ in plan]
@@ -93,6 +101,15 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
     inputs = json.dumps([context, plan], sort_keys=True, default=_plain).encode()
     texts = cached_texts(cache_dir, inputs, "porter_lora", render)
     return [RenderedFile(relpath, text, executable) for (relpath, _, executable), text in zip(plan, texts)]
+
+
+def python_literal(value: object) -> str:
+    """A Python literal for train_lora.py's parser; strings double-quoted like the code around them."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid Python string literal
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(python_literal(item) for item in value) + "]"
+    return repr(value)
 
 
 def _plain(value: object) -> object:

@@ -2,7 +2,9 @@
 
 Everything the templates need to know about a target lives here, in one frozen record
 per target, so that no template hard-codes a device string, backend or variable name.
-Sources for each fact: ``/work/shared/docs/FACTS.md`` (torch_mlu and ROCm/DCU sections).
+Sources: Cambricon/torch_mlu (torch_mlu/__init__.py: the "mlu" device, torch.mlu, the "cncl"
+backend; torch_mlu/utils/gpu_migration/env_migration.py: environment variables) and the
+PyTorch ROCm notes (docs/source/notes/hip.rst: ROCm keeps torch.cuda, "cuda" and "nccl").
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ class TargetFacts:
     default_precision: str
     """Precision written into static configs, which cannot probe the device."""
     precision_reason: str
+    lf_precision_note: str
+    """Why the LLaMA-Factory config holds default_precision, and when to change it by hand."""
     attention: str
     """transformers ``attn_implementation`` used by default."""
     attention_reason: str
@@ -69,6 +73,10 @@ MLU = TargetFacts(
     precision_reason=(
         "torch_mlu autocasts to both fp16 and bf16 and bf16 needs no loss scaling; "
         "train_lora.py falls back to fp16 when torch.mlu.is_bf16_supported() is False"
+    ),
+    lf_precision_note=(
+        "used as written (LLaMA-Factory does not switch precision itself): on cards where "
+        "torch.mlu.is_bf16_supported() is False, write fp16: true instead"
     ),
     attention="eager",
     attention_reason=(
@@ -105,6 +113,10 @@ HIP = TargetFacts(
         "torch.cuda.is_bf16_supported() answers True on every ROCm build, also on parts "
         "without native bf16 (DCU Z100, gfx906), so fp16 is the default that runs everywhere; "
         "train_lora.py uses bf16 only on architectures known to have it"
+    ),
+    lf_precision_note=(
+        "runs on every ROCm/DCU part, some of which lack native bf16 (DCU Z100, gfx906); "
+        "on cards that have it (MI200/MI300, K100-AI), bf16: true instead also works"
     ),
     attention="sdpa",
     attention_reason=(

@@ -40,7 +40,8 @@ def screen_pattern(rules: RuleSet) -> re.Pattern[str]:
     return re.compile(r"\b" + word_alternation(whole, prefixes=[w for w in words if w.endswith("_")]))
 
 
-def rule_findings(ctx: FileContext, rules: ActiveRules, suppressed: dict[int, frozenset[str]]) -> list[Finding]:
+def rule_findings(ctx: FileContext, rules: ActiveRules, suppressed: dict[int, frozenset[str]],
+                  used: set[tuple[int, str]] | None = None) -> list[Finding]:
     """The findings (with edits) of the Python rule kinds for one parsed file.
 
     Findings a suppression comment accepts are dropped before the finalizing kinds run
@@ -52,7 +53,7 @@ def rule_findings(ctx: FileContext, rules: ActiveRules, suppressed: dict[int, fr
         if kind_rules and hasattr(module, "check"):
             findings.extend(module.check(ctx, kind_rules))
     if suppressed:
-        findings, _ = split_suppressed(findings, suppressed)
+        findings, _ = split_suppressed(findings, suppressed, used)
     for kind_name, module in PYTHON_KINDS.items():
         kind_rules = rules.of_kind(kind_name)
         if kind_rules and hasattr(module, "finalize"):
@@ -82,7 +83,8 @@ def find_python(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped |
         where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
         return Skipped(f"does not parse as Python 3: {getattr(exc, 'msg', exc)}{where}")
     ctx = FileContext.build(path, text, tree, rules.target, rules.version)
-    findings = rule_findings(ctx, rules, suppressions(text, "python")) if rule_words else []
+    used: set[tuple[int, str]] = set()
+    findings = rule_findings(ctx, rules, suppressions(text, "python"), used) if rule_words else []
     apis: tuple[tuple[str, str], ...] = ()
     if ops:
         table = load_api_table(rules.target, rules.version)
@@ -90,7 +92,7 @@ def find_python(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped |
         findings += _rewritten_as_info(ctx, op_check(ctx, op_rules, table, uses), findings)
         apis = tuple(sorted({(u.entry.api, u.entry.status) for u in uses}))
     return Found(text, findings, lambda new: encode_python(decoded, new), "python",
-                 lambda new: parse_problem(new, path), ctx.index, apis)
+                 lambda new: parse_problem(new, path), ctx.index, apis, used)
 
 
 def _rewritten_as_info(ctx: FileContext, op_findings: list[Finding], findings: list[Finding]) -> list[Finding]:

@@ -1,6 +1,6 @@
 """Kind `op-table`: every torch API a file uses, judged by the target's API table.
 
-Read-only, on the stdlib `ast` (DESIGN.md, Performance) with porter's own import resolver,
+Read-only, on the stdlib `ast` (C-speed, the cheapest full parse) with porter's own import resolver,
 as the rule engine resolves names. Two sorts of use:
 
 - `api`: a name chain that resolves through imports to `torch.…` (calls, attribute reads
@@ -69,11 +69,39 @@ def check(ctx: FileContext, rules: list[Rule], table: ApiTable, uses: list[ApiUs
     """Findings of the op-table rules for one file (`uses` when already computed)."""
     found: list[Finding] = []
     for use in api_uses(ctx, table) if uses is None else uses:
+        if use.entry.when and not _limitation_present(ctx, use):
+            continue  # a partial API used without the argument or case its limitation is about
         for rule in rules:
             if use.entry.status in rule.params["statuses"] and use.use in rule.params["uses"]:
                 found.append(_finding(ctx, rule, table, use))
                 break
     return found
+
+
+def _limitation_present(ctx: FileContext, use: ApiUse) -> bool:
+    """Whether the use holds one of its entry's triggers (see ApiEntry.when): a keyword, a
+    keyword with a literal value, a string argument, or an attribute such as ReduceOp.BAND."""
+    parent = ctx.parents.get(use.node)
+    call = parent if isinstance(parent, ast.Call) and parent.func is use.node else None
+    inside = [use.node] + ([*call.args, *call.keywords] if call is not None else [])
+    nodes = [n for part in inside for n in ast.walk(part)]
+    keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg} if call is not None else {}
+    for trigger in use.entry.when:
+        if trigger.startswith("."):
+            if any(isinstance(n, ast.Attribute) and n.attr == trigger[1:] for n in nodes):
+                return True
+        elif trigger.startswith("'"):
+            text = trigger.strip("'")
+            if any(isinstance(n, ast.Constant) and n.value == text for n in nodes):
+                return True
+        elif "=" in trigger:
+            name, _, literal = trigger.partition("=")
+            value = keywords.get(name)
+            if isinstance(value, ast.Constant) and value.value == ast.literal_eval(literal):
+                return True
+        elif trigger in keywords and not (isinstance(keywords[trigger], ast.Constant) and keywords[trigger].value is None):
+            return True
+    return False
 
 
 def table_label(table: ApiTable) -> str:
@@ -97,6 +125,8 @@ def _finding(ctx: FileContext, rule: Rule, table: ApiTable, use: ApiUse) -> Find
     else:
         suggestion = rule.suggestion
     severity = rule.params.get("severity_by_status", {}).get(entry.status, rule.severity)
+    if entry.status == "partial" and not entry.when:
+        severity = "info"  # a limitation no code shows (a card generation, a dtype pair): a note
     if entry.doubtful:
         severity = "info"  # the vendor's "unsupported" for host-side code is evidence, not proof
     where_span = ctx.span(use.node)

@@ -1,8 +1,8 @@
 """porter's own import resolver: which qualified name a local name stands for.
 
-The scope-based providers of libcst cost ~10x a parse on real repositories (FACTS.md), so
+The scope-based providers of libcst cost ~10x a parse on real repositories (measured on LLaMA-Factory, 62k lines: a libcst parse ~10 s, QualifiedNameProvider ~97 s, `ast.parse` 1.3 s), so
 porter reads imports itself. Every import in the module counts, wherever it is: at top
-level, inside functions, `try:` blocks and `if TYPE_CHECKING:` blocks (PATTERNS.md). Simple
+level, inside functions, `try:` blocks and `if TYPE_CHECKING:` blocks (where real training code puts them). Simple
 module-level aliases (`cudnn = torch.backends.cudnn`) count too. The map is per module,
 not per scope: real training code does not rebind `torch` to something else, and being
 per module keeps one pass per file.

@@ -1,4 +1,4 @@
-"""report.json, schema_version 1: the contract other tools read (DESIGN.md)."""
+"""report.json, schema_version 1: the contract other tools read (README, "What you get")."""
 
 from __future__ import annotations
 

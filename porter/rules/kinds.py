@@ -19,8 +19,10 @@ API_USES = ("api", "method", "likely-method")  # how the op scan saw a use
 PACKAGE_ACTIONS = ("keep", "replace", "drop", "flag")  # a package table entry's action
 # A requirement-string rule's `on`: the table's actions and what porter checks itself.
 REQUIREMENT_OUTCOMES = ("drop", "replace", "flag", "note", "local-version", "index-url", "unparsed")
-CONFIG_TYPES = ("training", "accelerate", "deepspeed")
+# "any": every YAML/JSON mapping document, whatever tool reads it (run configs of any schema).
+CONFIG_TYPES = ("training", "accelerate", "deepspeed", "any")
 SEVERITIES = ("error", "warning", "info")
+SUPPRESSION_PROBLEMS = ("invalid", "unused")  # what a suppression-comment rule reports
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,8 @@ class KindSchema:
     name: str
     required: dict[str, Field] = field(default_factory=dict)
     optional: dict[str, Field] = field(default_factory=dict)
+    # The file a rule example of this kind runs in, unless the example names one.
+    example_file: str = "train.py"
 
     def field(self, key: str) -> Field | None:
         return self.required.get(key) or self.optional.get(key)
@@ -54,28 +58,37 @@ _LIST, _STR, _DICT, _BOOL = _f(list), _f(str), _f(dict), _f(bool)
 KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("qualified-name", {"match": _LIST}, {"replace": _DICT, "add_keywords": _DICT, "exact": _BOOL, "report": _BOOL}),
     KindSchema("method", {"attribute": _STR}, {"replace": _STR, "called": _BOOL}),
-    KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST}),
+    KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST,
+                                      "report_in_modules": _LIST, "report_in_comparisons": _BOOL,
+                                      "keep_in_decorators_near": _LIST}),
     KindSchema("env-var", {"names": _LIST}, {"replace": _DICT}),
-    KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR}),
+    KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL}),
     KindSchema("library-import", {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
-    KindSchema("requirement-string", {"on": _f(str, choices=REQUIREMENT_OUTCOMES)}, {"url_patterns": _LIST}),
+    KindSchema("requirement-string", {"on": _f(str, choices=REQUIREMENT_OUTCOMES)}, {"url_patterns": _LIST},
+               example_file="requirements.txt"),
     KindSchema("device-guard", {"checks": _LIST, "target_check": _STR, "other_devices": _LIST},
                {"cuda_only_modules": _LIST, "cuda_only_strings": _LIST, "target_device": _STR, "kernel_modules": _LIST}),
     KindSchema("import-insert", {"module": _STR, "when_importing": _STR}),
     KindSchema("op-table", {"statuses": _f(list, choices=API_STATUSES), "uses": _f(list, choices=API_USES)},
                {"severity_by_status": _f(dict, keys_in=API_STATUSES, choices=SEVERITIES), "opt_in": _BOOL}),
-    KindSchema("vendor-path", {"words": _LIST}),
+    # `own`: the words that name the target itself (a file already ported, kept all the same).
+    KindSchema("vendor-path", {"words": _LIST}, {"own": _LIST}, example_file=""),  # examples are paths in a tree
     KindSchema("config-key", {"keys": _LIST, "configs": _f(list, choices=CONFIG_TYPES)},
-               {"values": _LIST, "replace": _DICT, "blocked_by": _DICT, "cli": _BOOL}),
-    KindSchema("python-snippet", {"interpreters": _LIST}),
-    KindSchema("shell-env-var", {"from_rule": _f(str, rule_of_kind="env-var")}),
-    KindSchema("shell-command", {"commands": _LIST}, {"probes": _LIST}),
-    KindSchema("shell-launcher-flag", {"launchers": _LIST, "flags": _LIST}, {"values": _LIST}),
-    KindSchema("shell-env-setup", {"launchers": _LIST, "markers": _LIST}),
-    KindSchema("container-image", {"image_patterns": _LIST}),
+               {"values": _LIST, "replace": _DICT, "blocked_by": _DICT, "cli": _BOOL}, example_file="train_args.yaml"),
+    KindSchema("python-snippet", {"interpreters": _LIST}, example_file="run.sh"),
+    KindSchema("shell-env-var", {"from_rule": _f(str, rule_of_kind="env-var")}, example_file="run.sh"),
+    KindSchema("shell-command", {"commands": _LIST}, {"probes": _LIST}, example_file="run.sh"),
+    KindSchema("shell-launcher-flag", {"launchers": _LIST, "flags": _LIST}, {"values": _LIST}, example_file="run.sh"),
+    KindSchema("shell-env-setup", {"launchers": _LIST, "markers": _LIST}, example_file="run.sh"),
+    KindSchema("container-image", {"image_patterns": _LIST}, example_file="Dockerfile"),
     # Either `from_rule` (an env-var rule whose names and renames apply) or its own `names`.
-    KindSchema("container-env-var", {}, {"from_rule": _f(str, rule_of_kind="env-var"), "names": _LIST}),
-    KindSchema("compose-key", {"match": _DICT}),
+    KindSchema("container-env-var", {}, {"from_rule": _f(str, rule_of_kind="env-var"), "names": _LIST},
+               example_file="Dockerfile"),
+    KindSchema("compose-key", {"match": _DICT}, example_file="docker-compose.yml"),
+    # A notebook cell that does not parse as Python after IPython syntax is masked.
+    KindSchema("notebook-cell", {}, example_file="notebook.ipynb"),
+    # porter's own findings about `# porter: ignore[...]` comments (porter/engine/pipeline.py).
+    KindSchema("suppression-comment", {"on": _f(str, choices=SUPPRESSION_PROBLEMS)}, {"opt_in": _BOOL}),
 )}
 
 # The kinds the Python pipeline runs per parsed file, in order.

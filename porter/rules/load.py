@@ -36,7 +36,7 @@ _COMMON_REQUIRED = {
     "applicability": str,
     "examples": list,
 }
-_COMMON_OPTIONAL = {"message": str, "suggestion": str, "versions": list, "fix": str}
+_COMMON_OPTIONAL = {"message": str, "suggestion": str, "versions": list, "fix": str, "api_sources": dict}
 
 
 def _check_type(path: Path, where: str, key: str, value: Any, expected: type) -> None:
@@ -94,11 +94,7 @@ def parse_rule(path: Path, index: int, table: dict[str, Any], target: str) -> Ru
         raise RuleError(f"{path}: {where}: key 'severity' must be one of {', '.join(SEVERITIES)}")
     if table["applicability"] not in APPLICABILITY:
         raise RuleError(f"{path}: {where}: key 'applicability' must be one of {', '.join(APPLICABILITY)}")
-    examples = []
-    for ex in table["examples"]:
-        if not isinstance(ex, dict) or "before" not in ex or set(ex) - {"before", "after"}:
-            raise RuleError(f"{path}: {where}: key 'examples' entries need 'before' and optional 'after' only")
-        examples.append(Example(ex["before"], ex.get("after")))
+    examples = [_example(path, where, ex) for ex in table["examples"]]
     if not examples:
         raise RuleError(f"{path}: {where}: key 'examples' needs at least one example")
     params = {k: v for k, v in table.items() if schema.field(k) is not None}
@@ -116,15 +112,36 @@ def parse_rule(path: Path, index: int, table: dict[str, Any], target: str) -> Ru
         suggestion=table.get("suggestion"),
         versions=tuple(table.get("versions", ())),
         fix=table.get("fix"),
+        api_sources=dict(table.get("api_sources", {})),
         params=params,
         source=str(path),
     )
 
 
+_EXAMPLE_KEYS = {"before": str, "after": str, "setup": str, "file": str, "also": list}
+
+
+def _example(path: Path, where: str, ex: object) -> Example:
+    if not isinstance(ex, dict) or "before" not in ex:
+        raise RuleError(f"{path}: {where}: key 'examples' entries are tables with a 'before'")
+    for key, value in ex.items():
+        if key not in _EXAMPLE_KEYS:
+            raise RuleError(f"{path}: {where}: unknown key '{key}' in an example "
+                            f"(known: {', '.join(_EXAMPLE_KEYS)})")
+        if not isinstance(value, _EXAMPLE_KEYS[key]):
+            raise RuleError(f"{path}: {where}: example key '{key}' must be a {_EXAMPLE_KEYS[key].__name__}")
+    return Example(ex["before"], ex.get("after"), ex.get("setup", ""), ex.get("file"), tuple(ex.get("also", ())))
+
+
 def _check_references(rules: list[Rule]) -> None:
-    """A field that names another rule (`from_rule`) must name one of the right kind."""
+    """A field that names another rule (`from_rule`) must name one of the right kind; an
+    example's `also` must name rules of the set."""
     by_code = {r.code: r for r in rules}
     for rule in rules:
+        for ex in rule.examples:
+            for code in ex.also:
+                if code not in by_code:
+                    raise RuleError(f"{rule.source}: rule {rule.code}: example 'also' names unknown rule {code}")
         schema = KINDS[rule.kind]
         for key, value in rule.params.items():
             wanted = schema.field(key).rule_of_kind
@@ -132,8 +149,12 @@ def _check_references(rules: list[Rule]) -> None:
                 raise RuleError(f"{rule.source}: {rule.code}: key '{key}' must name a rule of kind '{wanted}', got {value!r}")
 
 
-def load_rule_files(paths: list[Path], target: str) -> RuleSet:
-    """Load and validate rule files; codes and names must be unique across them."""
+def load_rule_files(paths: list[Path], target: str, project: bool = False) -> RuleSet:
+    """Load and validate rule files; codes and names must be unique across them.
+
+    `project`: a repository's own rule files (`rules` in [tool.porter]), which may also say
+    at the top which targets they are for (`targets = ["mlu"]`; default: every target); a
+    file for other targets adds no rule."""
     rules: list[Rule] = []
     seen_codes: dict[str, Path] = {}
     seen_names: dict[str, Path] = {}
@@ -145,10 +166,19 @@ def load_rule_files(paths: list[Path], target: str) -> RuleSet:
             data = load_toml(raw)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise RuleError(f"{path}: not valid TOML: {exc}") from exc
-        unknown = set(data) - {"rule"}
+        unknown = set(data) - ({"rule", "targets"} if project else {"rule"})
         if unknown:
             raise RuleError(f"{path}: unknown top-level key '{sorted(unknown)[0]}' (expected [[rule]] tables)")
+        targets = data.get("targets", list(TARGETS))
+        if not isinstance(targets, list) or not targets or any(t not in TARGETS for t in targets):
+            raise RuleError(f"{path}: key 'targets' must be a list of {', '.join(TARGETS)}, got {targets!r}")
+        if target not in targets:
+            continue
+        if not isinstance(data.get("rule", []), list):
+            raise RuleError(f"{path}: key 'rule' must be [[rule]] tables")
         for i, table in enumerate(data.get("rule", [])):
+            if not isinstance(table, dict):
+                raise RuleError(f"{path}: rule #{i + 1} must be a table")
             rule = parse_rule(path, i, table, target)
             if rule.code in seen_codes:
                 raise RuleError(f"{path}: key 'code': duplicate code {rule.code} (also in {seen_codes[rule.code]})")
@@ -162,10 +192,35 @@ def load_rule_files(paths: list[Path], target: str) -> RuleSet:
     return RuleSet(target, tuple(rules), digest.hexdigest()[:16])
 
 
+def known_codes() -> frozenset[str]:
+    """Every code a rule of porter has, for any target (a suppression or an option may name a
+    code of the other target: a repository can be checked for both)."""
+    return frozenset(r.code for t in TARGETS for r in load_rules(t).rules)
+
+
 @lru_cache(maxsize=None)
-def load_rules(target: str) -> RuleSet:
-    """The rules that ship with porter for `target`."""
+def load_rules(target: str, project: tuple[Path, ...] = ()) -> RuleSet:
+    """The rules that ship with porter for `target`, and a repository's own rule files
+    (`project`, validated as porter's; a code or name porter has is an error naming the file)."""
     if target not in TARGETS:
         raise RuleError(f"unknown target '{target}' (known: {', '.join(TARGETS)})")
+    if project:
+        return _with_project(load_rules(target), tuple(project))
     folder = data_dir("rules") / target
     return load_rule_files(list(folder.glob("*.toml")), target)
+
+
+def _with_project(base: RuleSet, project: tuple[Path, ...]) -> RuleSet:
+    own = load_rule_files(list(project), base.target, project=True)
+    porter_codes = known_codes()
+    names = {r.name for r in base.rules}
+    for rule in own.rules:
+        if rule.code in porter_codes:
+            raise RuleError(f"{rule.source}: key 'code': {rule.code} is a code of porter's own rules "
+                            "(give project rules their own codes, e.g. in the unused PRT8xx band)")
+        if rule.name in names:
+            raise RuleError(f"{rule.source}: key 'name': {rule.name} is the name of one of porter's rules")
+    rules = tuple(sorted(base.rules + own.rules, key=lambda r: r.code))
+    merged = RuleSet(base.target, rules, f"{base.digest}+{own.digest}")
+    _check_references(list(rules))
+    return merged

@@ -20,8 +20,19 @@ class RuleError(ValueError):
 
 @dataclass(frozen=True)
 class Example:
+    """A documented case of a rule, run as a fixture (tests/test_rule_examples.py).
+
+    `setup` is context the case needs and the rule leaves alone (imports, the keys that make
+    a YAML file a training config); `before` becomes `after` (no `after`: the rule reports
+    and changes nothing) in a file named `file` (default: the kind's example file), with only
+    this rule and the rules named in `also` running.
+    """
+
     before: str
     after: str | None = None
+    setup: str = ""
+    file: str | None = None
+    also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -41,6 +52,9 @@ class Rule:
     versions: tuple[str, ...] = ()
     # What the rule does when it fixes, in a sentence, for `porter rules CODE`.
     fix: str | None = None
+    # APIs the rule writes that the vendor's API list of a line does not name, each with the
+    # source that shows it exists (a torch_mlu file, the vendor's converter, release notes).
+    api_sources: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     source: str = ""
 

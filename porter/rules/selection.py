@@ -23,24 +23,36 @@ class Selection:
     # Only rules of these kinds (empty: every kind); e.g. the op scan alone, which convert
     # adds to its report after its own rules have run.
     kinds: tuple[str, ...] = ()
+    # Added to `select` (or, when select is empty, to the default: every rule but the opt-in ones).
+    extend: tuple[str, ...] = ()
+
+    def names(self, code: str) -> bool:
+        """Whether --select / --extend-select name this code (or a prefix of it; ALL names
+        every code): an informational finding is shown only then, as ruff keeps rules outside
+        its default set until selected."""
+        return any(code.startswith("PRT" if p == "ALL" else p) for p in self.select + self.extend)
 
     def wants(self, rule: Rule) -> bool:
         """Whether the rule runs. An `opt_in` rule (unknown APIs on HIP, where nearly everything
         is unknown) runs only when --select names its full code."""
         if self.version and rule.versions and self.version not in rule.versions:
             return False
-        if self.select and not rule.code.startswith(self.select):
+        select = tuple("PRT" if c == "ALL" else c for c in self.select)
+        extended = bool(self.extend) and rule.code.startswith(tuple("PRT" if c == "ALL" else c for c in self.extend))
+        if self.select and not rule.code.startswith(select) and not extended:
             return False
         if self.ignore and rule.code.startswith(self.ignore):
             return False
         if self.kinds and rule.kind not in self.kinds:
             return False
-        return not (rule.params.get("opt_in") and rule.code not in self.select)
+        named = self.select + self.extend
+        return not (rule.params.get("opt_in") and rule.code not in named and "ALL" not in named)
 
     @property
     def key(self) -> str:
         """A text that differs whenever the selection does (part of cache keys)."""
-        return f"{self.version}|{','.join(self.select)}|{','.join(self.ignore)}|{','.join(self.kinds)}"
+        return (f"{self.version}|{','.join(self.select)}|{','.join(self.ignore)}|{','.join(self.kinds)}"
+                + (f"|{','.join(self.extend)}" if self.extend else ""))
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,6 +76,12 @@ class ActiveRules:
     def version(self) -> str | None:
         return self.selection.version
 
+    def shows(self, finding) -> bool:
+        """Whether a finding is reported: edits always; an `info` finding (a note, nothing to
+        do) only when its code is selected by name, so the default set holds only findings
+        that ask the user to act."""
+        return finding.edit is not None or finding.severity != "info" or self.selection.names(finding.rule)
+
     @cached_property
     def rules(self) -> tuple[Rule, ...]:
         return tuple(r for r in self.ruleset.rules if self.selection.wants(r))
@@ -82,7 +100,7 @@ class ActiveRules:
     def narrowed(self, ignore: tuple[str, ...]) -> ActiveRules:
         """The same with more codes ignored (a notebook's `!` lines skip per-line setup notes)."""
         s = self.selection
-        return ActiveRules(self.ruleset, Selection(s.version, s.select, s.ignore + ignore, s.kinds))
+        return ActiveRules(self.ruleset, Selection(s.version, s.select, s.ignore + ignore, s.kinds, s.extend))
 
     def by_code(self, code: str) -> Rule | None:
         """Any rule of the set, active or not (a rule may name another as its data source)."""

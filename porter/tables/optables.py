@@ -24,7 +24,7 @@ Status = Literal["supported", "partial", "unsupported", "unknown"]
 STATUSES: tuple[Status, ...] = API_STATUSES  # type: ignore[assignment]
 # A table valid for every torch version of its target (the HIP table).
 ANY_VERSION = "any"
-_ENTRY_KEYS = {"status", "note", "counterpart", "counterpart_of", "source", "doubtful"}
+_ENTRY_KEYS = {"status", "note", "counterpart", "counterpart_of", "source", "doubtful", "when"}
 
 
 @dataclass(frozen=True)
@@ -38,9 +38,14 @@ class ApiEntry:
     counterpart: str | None = None
     source: str | None = None
     matched: str | None = None
-    # The vendor says unsupported, but the API is device-independent host code (FACTS.md:
-    # "a false is evidence, not proof"): reported, without failing a build.
+    # The vendor says unsupported, but the API is device-independent host code (the vendor
+    # list has dubious `false` entries, such as optimizer `step` methods, so a `false` is
+    # evidence, not proof): reported, without failing a build.
     doubtful: bool = False
+    # For a `partial` entry: what in a use makes the limitation apply (tools/op_notes.toml,
+    # [triggers]): `kw` (the keyword is given), `kw=VALUE`, `'text'` (a string argument),
+    # `.ATTR` (an attribute such as ReduceOp.BAND). Empty: the limitation cannot be seen in code.
+    when: tuple[str, ...] = ()
 
 
 # eq=False: identity equality and hashing, since the mappings inside are not hashable.
@@ -146,7 +151,8 @@ def _entry(path: Path, api: str, raw: Mapping, default_source: str) -> ApiEntry:
     # A derived name (counterpart_of) is not in the vendor list: its own source stands alone.
     if default_source and source and "counterpart_of" not in raw:
         source = f"{default_source}; {source}"
-    return ApiEntry(api, raw["status"], raw.get("note"), raw.get("counterpart"), source or default_source, api, bool(raw.get("doubtful")))
+    return ApiEntry(api, raw["status"], raw.get("note"), raw.get("counterpart"), source or default_source, api,
+                    bool(raw.get("doubtful")), tuple(raw.get("when", ())))
 
 
 class _Entries(Mapping):

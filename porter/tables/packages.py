@@ -32,7 +32,7 @@ from porter.rules.kinds import PACKAGE_ACTIONS, SEVERITIES
 Action = Literal["keep", "replace", "drop", "flag"]
 ACTIONS: tuple[Action, ...] = PACKAGE_ACTIONS  # type: ignore[assignment]
 _REQUIRED = {"action", "import_names", "reason", "source", "severity"}
-_OPTIONAL = {"replacement", "suggestion", "name_patterns", "strip_local_version"}
+_OPTIONAL = {"replacement", "suggestion", "name_patterns", "strip_local_version", "imports_run"}
 _TOP_LEVEL = {"schema", "target", "packages"}
 
 
@@ -50,6 +50,9 @@ class PackageEntry:
     suggestion: str | None = None
     name_patterns: tuple[str, ...] = ()
     strip_local_version: bool = False
+    # The package's imports run on the target (only pinning the CUDA wheel is a problem, as
+    # triton on ROCm): a requirement is reviewed, an import is not reported.
+    imports_run: bool = False
 
 
 # eq=False: identity equality and hashing, since the mappings inside are not hashable.
@@ -123,6 +126,7 @@ def _entry(path: Path, name: str, raw: object) -> PackageEntry:
         replacement=raw.get("replacement"),
         suggestion=raw.get("suggestion"),
         name_patterns=tuple(canonicalize_name(p) for p in raw.get("name_patterns", [])),
+        imports_run=bool(raw.get("imports_run", False)),
         strip_local_version=bool(raw.get("strip_local_version", False)),
     )
 

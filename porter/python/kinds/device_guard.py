@@ -12,8 +12,9 @@ names, or bare names for local helpers such as `is_torch_cuda_available`):
 - otherwise the guarded code is being ported: the check is converted in place.
 
 Checks outside `if` tests (`x = npu() or cuda()`) are converted in place too. A module
-that imports a GPU kernel language (`kernel_modules`, e.g. Triton) at its top level is CUDA
-code through and through: all of it is kept, with one finding at that import.
+that imports a GPU kernel language or another vendor's stack (`kernel_modules`: Triton,
+TensorRT-LLM, Intel IPEX) at its top level is that stack's code through and through: all of
+it is kept, with one finding at that import.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     kernel_import = guards.top_level_import(ctx, p.get("kernel_modules", []))
     if kernel_import is not None:
         node, module = kernel_import
-        extra.append(ctx.finding(rule, node, f"module kept for CUDA: it imports {module} at top level, a GPU kernel language that does not run on the target", severity="warning", suggestion="Use the PyTorch fallback path of this code on the target, or port the kernels by hand."))
+        extra.append(ctx.finding(rule, node, f"module kept as it is: it imports {module} at top level (a GPU kernel language or another vendor's stack), which does not run on the target", severity="warning", suggestion="Use the PyTorch fallback path of this code on the target, or port the kernels by hand."))
         # One finding for the whole module; its would-be edits are not listed one by one.
         return [f for f in findings if f.edit is None] + extra
     checked = guards.checked_ifs(ctx, rule)

@@ -27,6 +27,14 @@ _ASSIGNED = re.compile(r"(?<![\w$])([A-Z][A-Z0-9_]*)(?==)")
 _COMMAND_PREFIX = re.compile(r"(?:^|(?:^|\s)(?:export|env|;|&&|\|\||\|)\s+)(?:[A-Za-z_]\w*=\S*\s+)*$")
 
 
+def assigned_names(command: str) -> Iterable[tuple[str, int]]:
+    """(name, offset) of each variable a command line in a string assigns (`"NAME=0 python
+    x.py"`, `"export NAME=0; ..."`); shell scripts read their quoted commands with it too."""
+    for match in _ASSIGNED.finditer(command):
+        if _COMMAND_PREFIX.search(command[: match.start(1)].lstrip()):
+            yield match.group(1), match.start(1)
+
+
 def screen_words(rules: list[Rule]) -> set[str]:
     return {n.rstrip("*") for r in rules for n in r.params["names"]}
 
@@ -83,11 +91,10 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         body = literal_body(source)
         if body is None:
             continue
-        text = source[body[0]:body[1]]
-        for match in _ASSIGNED.finditer(text):
-            rule = rule_for_name(match.group(1), rules)
-            if rule is not None and _COMMAND_PREFIX.search(text[: match.start(1)].lstrip()):
-                yield _finding(ctx, rule, match.group(1), start + body[0] + match.start(1))
+        for name, offset in assigned_names(source[body[0]:body[1]]):
+            rule = rule_for_name(name, rules)
+            if rule is not None:
+                yield _finding(ctx, rule, name, start + body[0] + offset)
 
 
 def _finding(ctx: FileContext, rule: Rule, name: str, offset: int) -> Finding:

@@ -1,8 +1,14 @@
 """Kind `import-insert`: `import torch_mlu` once in each changed module that uses torch.
 
-The import goes right after the module's first `import torch` (inside the same block, so a
-`try:` import block keeps guarding it); without a plain `import torch`, right before the
-first import of anything under torch. Modules that already import it are left alone.
+It must run before the first use of anything it patches, and survive the repository's own
+linters. So it goes at module level (an edit inside a function still gets it there, never in
+another function), after the first module-level import of torch when that is a plain
+`import torch` (and after the `import torch.X` lines that follow it: isort's order), before
+it otherwise (`from torch.cuda import amp` first would use the patched module before the
+import); inside the same block, so a `try:` import block keeps guarding it. A module that
+imports torch only inside functions gets it after its last module-level import (or at the
+top). The line carries `# noqa: F401`: ruff's and flake8's unused-import fix would otherwise
+delete it and silently undo the port. Modules that already import it are left alone.
 """
 
 from __future__ import annotations
@@ -48,22 +54,44 @@ def _is_module_level(ctx: FileContext, node: ast.AST) -> bool:
     return True
 
 
-def _anchor(ctx: FileContext, anchor: str) -> tuple[ast.stmt | None, bool]:
-    """Where the import goes: (statement, True to put it after / False before).
+def _torch_import(node: ast.stmt, anchor: str) -> bool:
+    return any(m == anchor or m.startswith(anchor + ".") for m in _imports_of(node))
 
-    Preference: after a module-level `import torch`; before the first module-level import
-    of something under torch; then the same inside functions (lazy imports).
-    """
-    nodes = sorted((n for n in ctx.imports.import_nodes if not _under_type_checking(ctx, n)), key=lambda n: (n.lineno, n.col_offset))
-    for module_level in (True, False):
-        level = [n for n in nodes if _is_module_level(ctx, n) == module_level]
-        plain = next((n for n in level if isinstance(n, ast.Import) and any(a.name == anchor for a in n.names)), None)
-        if plain is not None:
-            return plain, True
-        under = next((n for n in level if any(m == anchor or m.startswith(anchor + ".") for m in _imports_of(n))), None)
-        if under is not None:
-            return under, False
-    return None, False
+
+def _plain(node: ast.stmt, anchor: str) -> bool:
+    return isinstance(node, ast.Import) and any(a.name == anchor for a in node.names)
+
+
+def _anchor(ctx: FileContext, anchor: str) -> tuple[ast.stmt | None, bool]:
+    """Where the import goes: (statement, True to put it after / False before); (None, True)
+    for the top of the module."""
+    nodes = sorted((n for n in ctx.imports.import_nodes if not _under_type_checking(ctx, n) and _is_module_level(ctx, n)),
+                   key=lambda n: (n.lineno, n.col_offset))
+    first = next((n for n in nodes if _torch_import(n, anchor)), None)
+    if first is None:  # torch only inside functions: after the module's own imports
+        top = [n for n in nodes if isinstance(ctx.parents.get(n), ast.Module)]
+        return (top[-1], True) if top else (None, True)
+    if not _plain(first, anchor):
+        return first, False
+    # isort puts `import torch.nn as nn` right after `import torch`, and torch_mlu after both.
+    body = getattr(ctx.parents.get(first), "body", [])
+    at = body.index(first) if first in body else -1
+    while 0 <= at < len(body) - 1 and isinstance(body[at + 1], ast.Import) \
+            and all(a.name.startswith(anchor + ".") for a in body[at + 1].names):
+        at += 1
+    return (body[at] if at >= 0 else first), True
+
+
+def _top_of_module(ctx: FileContext) -> int:
+    """Offset after the docstring and `from __future__` imports (where an import may go first)."""
+    line = 0
+    for node in ctx.tree.body:
+        is_doc = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        if (is_doc and line == 0) or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            line = node.end_lineno
+            continue
+        break
+    return ctx.index.starts[line] if line < len(ctx.index.starts) else len(ctx.text)
 
 
 def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
@@ -74,7 +102,14 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
         if ctx.imports.binds(module) or not ctx.imports.binds(anchor):
             continue
         target, after = _anchor(ctx, anchor)
+        statement = f"import {module}  # noqa: F401"
         if target is None:
+            at = _top_of_module(ctx)
+            if at == len(ctx.text) and ctx.text and not ctx.text.endswith(("\n", "\r")):
+                replacement = line_ending(ctx.text, 0) + statement
+            else:
+                replacement = statement + line_ending(ctx.text, 0)
+            findings = findings + [ctx.finding(rule, (at, at), f"import {module}", replacement=replacement)]
             continue
         line_start = ctx.index.starts[target.lineno - 1]
         indent = ctx.text[line_start:ctx.span(target)[0]]
@@ -91,10 +126,10 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
             body = ctx.text[ctx.index.starts[end_line - 1]:line_end]
             newline = body[len(body.rstrip("\r\n")):] or "\n"
             at = line_end - (len(newline) if body.endswith(("\n", "\r")) else 0)
-            replacement = newline + indent + f"import {module}"
+            replacement = newline + indent + statement
         else:
             at = line_start + len(indent)
             newline = line_ending(ctx.text, line_start)
-            replacement = f"import {module}" + newline + indent
+            replacement = statement + newline + indent
         findings = findings + [ctx.finding(rule, (at, at), f"import {module}", replacement=replacement)]
     return findings

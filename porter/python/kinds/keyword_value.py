@@ -4,6 +4,12 @@ The same setting written as a call keyword, a dictionary entry (`{"load_in_4bit"
 or a keyword dictionary being filled (`kwargs["load_in_4bit"] = True`) is one use.
 Reports the use; with `replace`, rewrites the value (only where a rule can say exactly what
 the value must be on the target).
+
+With `calls`, a call keyword counts only in calls of those names (the last component:
+`from_pretrained`, `BitsAndBytesConfig`) or into those packages (`transformers`): the same
+keyword given to a project's own helper is its business. With `report_unknown`, a value
+porter cannot read (`load_in_8bit=load_8bit`, a parameter) is reported too: if it is true
+at run time, the same applies.
 """
 
 from __future__ import annotations
@@ -27,16 +33,38 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         by_keyword.setdefault(rule.params["keyword"], []).append(rule)
     for where, name, value in _settings(ctx):
         for rule in by_keyword.get(name, ()):
+            if not _in_wanted_call(ctx, where, rule.params.get("calls")):
+                continue
             values = rule.params.get("values")
-            if values is not None and not (isinstance(value, ast.Constant) and value.value in values and type(value.value) in {type(v) for v in values}):
+            unknown = not isinstance(value, ast.Constant)
+            if values is not None and not (unknown and rule.params.get("report_unknown")) and not (
+                    not unknown and value.value in values and type(value.value) in {type(v) for v in values}):
                 continue
             node = where
             shown = ctx.text[slice(*ctx.span(node))]
             new = rule.params.get("replace")
-            if new is None:
+            if unknown and values is not None and rule.params.get("report_unknown"):
+                yield ctx.finding(rule, node, subject=shown, severity="warning",
+                                  message=f"{shown}: if it is {values[0]!r} at run time: {rule.message or rule.summary}")
+            elif new is None:
                 yield ctx.finding(rule, node, subject=shown)
             else:
                 yield ctx.finding(rule, value, f"{shown} -> {name}={new}", replacement=new, subject=shown)
+
+
+def _in_wanted_call(ctx: FileContext, where: ast.AST, calls: list[str] | None) -> bool:
+    """Whether a setting counts: always without `calls`, and for dictionaries being built
+    (`{...}`, `dict(...)`, `kw[...] = `: their call is not known); a call keyword only in a
+    call named in `calls`."""
+    if not calls or not isinstance(where, ast.keyword):
+        return True
+    call = ctx.parents.get(where)
+    if not isinstance(call, ast.Call):
+        return True
+    func = call.func
+    last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    resolved = ctx.imports.resolve(func) or ""
+    return last in calls or last == "dict" or resolved.split(".", 1)[0] in calls  # dict(...): kwargs being built
 
 
 def _settings(ctx: FileContext) -> Iterable[tuple[ast.AST, str, ast.AST]]:

@@ -26,9 +26,14 @@ def screen_words(rules: list[Rule]) -> set[str]:
 
 
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+    """One finding per package and file, at its first import: ten imports of triton in one
+    kernel file are one thing to act on (the count is in the message)."""
     for rule in rules:
         table = load_package_table(rule.target)
-        for node in ctx.nodes(ast.Import, ast.ImportFrom):
+        first: dict[str, tuple[ast.AST, str]] = {}
+        count: dict[str, int] = {}
+        nodes = sorted(ctx.nodes(ast.Import, ast.ImportFrom), key=lambda n: (n.lineno, n.col_offset))
+        for node in nodes:
             if isinstance(node, ast.ImportFrom):
                 if node.level or not node.module:
                     continue
@@ -37,13 +42,13 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 modules = [(alias.name, alias) for alias in node.names]
             for module, where in modules:
                 entry = table.by_import(module)
-                if entry is None or entry.action not in rule.params["actions"]:
+                if entry is None or entry.action not in rule.params["actions"] or entry.imports_run:
                     continue
-                yield ctx.finding(
-                    rule,
-                    where,
-                    f"imports {module} ({entry.name}): {entry.reason}",
-                    suggestion=entry.suggestion,
-                    severity=entry.severity,
-                    subject=entry.name,
-                )
+                first.setdefault(entry.name, (where, module))
+                count[entry.name] = count.get(entry.name, 0) + 1
+        for name, (where, module) in first.items():
+            entry = table.entries[name]
+            more = count[name] - 1
+            also = f" ({more} more import{'s' if more > 1 else ''} of it in this file)" if more else ""
+            yield ctx.finding(rule, where, f"imports {module} ({entry.name}): {entry.reason}{also}",
+                              suggestion=entry.suggestion, severity=entry.severity, subject=entry.name)

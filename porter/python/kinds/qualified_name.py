@@ -128,6 +128,8 @@ def _render_keywords(keywords: dict) -> list[str]:
 def _keyword_edit(ctx: FileContext, rule: Rule, node: ast.AST, keywords: dict, qual: str) -> Finding | None:
     parent = ctx.parents.get(node)
     if isinstance(parent, ast.Call) and parent.func is node:
+        if parent.args:
+            return None  # a positional argument may already be the keyword's parameter
         present = {kw.arg for kw in parent.keywords}
         missing = _render_keywords({k: v for k, v in keywords.items() if k not in present})
         if not missing:

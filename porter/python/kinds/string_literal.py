@@ -3,16 +3,32 @@
 `values` maps whole literals (`"cuda"` -> `"mlu"`, `"nccl"` -> `"cncl"`); `prefixes` maps a
 literal's start, which also covers f-strings, `.format` and `+` building (`"cuda:{}"`,
 `f"cuda:{rank}"`, `"cuda:" + str(i)`); `flag` lists literals that are only reported.
-A literal is left alone where it is text or data rather than a device (DESIGN.md,
-precision principle 2): docstrings and bare string statements, dictionary keys and
+A literal is left alone where it is text or data rather than a device (README: comments,
+docstrings, messages and data are never touched): docstrings and bare string statements, dictionary keys and
 subscripts (`rng_state["cuda"]` is checkpoint data), and arguments of calls named in
 `keep_in_calls` (kernel registries keyed on the CUDA device type). Triton modules, whose
 "cuda" is a backend name, are kept whole by the `device-guard` kind.
+
+Where a literal may not be this target's value at all, it is reported instead of rewritten:
+as an argument of a call into a module named in `report_in_modules` (Ray's collective
+groups and vLLM's weight sync know only NCCL and GLOO), and, with `report_in_comparisons`,
+compared with anything but a call into torch (`if args.backend == "nccl"` compares with a
+value a launch script or config passes, which porter may not have changed).
+
+A device literal in a decorator (`@pytest.mark.runs_on(["cuda"])`) of a test that needs a
+CUDA-only stack (`keep_in_decorators_near`: a word found in that test's decorators, in the
+module's imports or in its path, such as sglang or megatron) is kept and reported: the test
+cannot run on the target whatever its marker says.
+
+A constant named for the value it holds (`CUDA = "cuda"` in an enum, `BACKEND_NCCL =
+"nccl"`) is reported, never rewritten: `DeviceType.CUDA = "mlu"` would make every check for
+CUDA answer yes on MLU. The places that compare with it need the change instead.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 
 from porter.python.kinds.literal_text import literal_body
@@ -74,6 +90,96 @@ def _is_key_lookup(ctx: FileContext, node: ast.AST, parent: ast.AST | None) -> b
     return False
 
 
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def _named_constant(ctx: FileContext, node: ast.AST, value: str) -> str | None:
+    """The name of the constant `node` is the value of, when that name says the value's
+    word (`CUDA`, `NCCL`): an UPPER_CASE name, or any attribute of an Enum-like class body."""
+    parent = ctx.parents.get(node)
+    if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1:
+        target = parent.targets[0]
+    elif isinstance(parent, ast.AnnAssign) and parent.value is node:
+        target = parent.target
+    else:
+        return None
+    if not isinstance(target, ast.Name):
+        return None
+    name = target.id
+    in_class = isinstance(ctx.parents.get(parent), ast.ClassDef)
+    if not (name.isupper() or in_class):
+        return None
+    word = re.split(r"[^A-Za-z]", value, maxsplit=1)[0].lower()
+    return name if word and word in {w.lower() for w in _WORDS.findall(name)} else None
+
+
+def _call_of(ctx: FileContext, node: ast.AST) -> ast.Call | None:
+    """The call `node` is an argument of (positional, keyword or starred), else None."""
+    parent = ctx.parents.get(node)
+    if isinstance(parent, ast.keyword):
+        parent = ctx.parents.get(parent)
+    return parent if isinstance(parent, ast.Call) and parent.func is not node else None
+
+
+def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
+    """Why the literal may not be a torch value here (see the module docstring), else None."""
+    modules = tuple(rule.params.get("report_in_modules", ()))
+    call = _call_of(ctx, node) if modules else None
+    if call is not None:
+        name = ctx.imports.resolve(call.func) or ""
+        if name.split(".", 1)[0] in modules:
+            return f"an argument of {name}, which does not take torch's {ctx.target} backends"
+    parent = ctx.parents.get(node)
+    if rule.params.get("report_in_comparisons") and isinstance(parent, ast.Compare):
+        others = [parent.left, *parent.comparators]
+        if not all(o is node or (isinstance(o, ast.Call) and (ctx.imports.resolve(o.func) or "").startswith("torch."))
+                   for o in others):
+            return "compared with a value porter cannot follow (a launch script or config may still pass it)"
+    return None
+
+
+def _cuda_only_test(ctx: FileContext, node: ast.AST, words: tuple[str, ...] | list[str]) -> str | None:
+    """The CUDA-only stack a decorated test needs, when `node` is in one of its decorators."""
+    if not words:
+        return None
+    child, parent = node, ctx.parents.get(node)
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        child, parent = parent, ctx.parents.get(parent)
+    if parent is None or not any(child is d for d in parent.decorator_list):
+        return None
+    texts = [ctx.text[slice(*ctx.span(d))] for d in parent.decorator_list]
+    texts += [name for name in ctx.imports.bindings.values()] + [ctx.path]
+    lowered = " ".join(texts).lower()
+    return next((w for w in words if w in lowered), None)
+
+
+def _only_named(ctx: FileContext, node: ast.AST, value: str) -> bool:
+    """A flagged literal that only names its value, where nothing is set to it: compared
+    (`impl != "flash_attention_2"`, `x in ("fa2", ...)`), in a type annotation
+    (`Literal["eager", "flash_attention_2"]`), or the value of a constant named for it
+    (`FLASH_ATTENTION_2 = "flash_attention_2"`). Reported are the places that use it."""
+    if _named_constant(ctx, node, value) is not None:
+        return True
+    child, parent = node, ctx.parents.get(node)
+    while isinstance(parent, (ast.Tuple, ast.List, ast.Set)):
+        child, parent = parent, ctx.parents.get(parent)
+    if isinstance(parent, ast.Compare):
+        return True
+    while parent is not None and not isinstance(parent, ast.stmt):
+        child, parent = parent, ctx.parents.get(parent)
+    annotation = getattr(parent, "annotation", None) if isinstance(parent, ast.AnnAssign) else None
+    if annotation is not None and _contains(annotation, node):
+        return True
+    return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        a.annotation is not None and _contains(a.annotation, node)
+        for a in [*parent.args.args, *parent.args.kwonlyargs, *parent.args.posonlyargs]) or (
+        isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is not None and _contains(parent.returns, node))
+
+
+def _contains(tree: ast.AST, node: ast.AST) -> bool:
+    return any(n is node for n in ast.walk(tree))
+
+
 def _flagged(value: str, flag: set[str]) -> bool:
     """A flagged literal, or a command line that starts with one (`"nvidia-smi -L"`)."""
     return value in flag or value.split(" ", 1)[0] in flag
@@ -96,7 +202,24 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                     yield ctx.finding(rule, ctx.parents[node], subject=value.split(" ", 1)[0])
                 continue  # literal parts of an f-string: handled with the whole f-string below
             if _flagged(value, flag):
-                yield ctx.finding(rule, node, subject=value)
+                if not _only_named(ctx, node, value):
+                    yield ctx.finding(rule, node, subject=value)
+                continue
+            foreign = _foreign_use(ctx, node, rule) if value in values else None
+            if foreign is not None:
+                yield ctx.finding(rule, node, f'"{value}" is {foreign}: kept; change it by hand if it is a torch backend',
+                                  subject=value, severity="warning")
+                continue
+            stack = _cuda_only_test(ctx, node, rule.params.get("keep_in_decorators_near", ()))
+            if stack is not None:
+                yield ctx.finding(rule, node, f'"{value}" kept: a device marker of a test that needs {stack}, '
+                                  f"which does not run on {ctx.target.upper()}", subject=value, severity="warning")
+                continue
+            constant = _named_constant(ctx, node, value)
+            if constant is not None:
+                yield ctx.finding(rule, node, f'"{value}" is the value of {constant}, a constant named for it: kept '
+                                  f"(rewritten, every check for it would answer yes on {ctx.target.upper()}); "
+                                  "change the places that compare with it", subject=value, severity="warning")
                 continue
             yield from _rewrite(ctx, rule, node, values, prefixes)
         if prefixes:

@@ -1,0 +1,208 @@
+"""Which files of a tree a run scans: the file selection, as ruff and git choose files.
+
+- Never scanned: version control internals, virtual environments (any folder holding a
+  `pyvenv.cfg`), and build outputs and caches (`NEVER_SCANNED`).
+- `.gitignore` files are respected by default, as git reads them: one in every folder,
+  each pattern relative to its own folder, later and deeper patterns winning, `!` negations,
+  and nothing inside an ignored folder coming back. The `.gitignore` files of the folders
+  above the tree up to its repository's root (the folder holding `.git`) count too, and so
+  does that root's `.git/info/exclude` (below every .gitignore, as git orders them).
+- `exclude` patterns (gitignore syntax) are matched against each path relative to `anchor`
+  (the folder of the configuration file, else the tree).
+- `per_file_ignores`: (glob, codes) pairs, matched the same way; the codes are ignored for
+  the files that match.
+- `only`: explicit files (paths relative to the tree), as pre-commit passes them: those are
+  scanned and nothing else; exclusions apply to them only with `force_exclude` (as ruff's
+  `--force-exclude`), `.gitignore` never does (a file named on the command line is wanted).
+
+A leaf module: pathspec is imported only when there is a pattern to match.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from porter.core.tree import Entry, walk
+
+NEVER_SCANNED = frozenset({
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules", "build", "dist",
+    ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", "__pypackages__", ".direnv",
+})
+
+
+@dataclass(frozen=True)
+class FileSelection:
+    """What a run was asked to scan (see the module's docstring)."""
+
+    exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    anchor: Path | None = None
+    only: tuple[str, ...] | None = None
+    force_exclude: bool = False
+
+    def matcher(self, src: Path) -> TreeFilter:
+        return TreeFilter(self, Path(src))
+
+
+def never_scanned(name: str, path: str) -> bool:
+    """A folder no run looks into: by its name, or a virtual environment."""
+    return name in NEVER_SCANNED or os.path.isfile(os.path.join(path, "pyvenv.cfg"))
+
+
+def _spec(lines: list[str]):
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+@dataclass
+class TreeFilter:
+    """A `FileSelection` applied to one tree."""
+
+    selection: FileSelection
+    src: Path
+    _gitignores: dict[str, object] = field(default_factory=dict)  # folder rel ("" root) -> spec or None
+
+    @cached_property
+    def _prefix(self) -> str:
+        """The tree's path relative to the anchor ("" when they are the same or unrelated)."""
+        anchor = self.selection.anchor
+        if anchor is None:
+            return ""
+        rel = os.path.relpath(self.src.resolve(), anchor.resolve())
+        return "" if rel == "." or rel.startswith("..") else rel.replace(os.sep, "/") + "/"
+
+    @cached_property
+    def _exclude(self):
+        return _spec(list(self.selection.exclude)) if self.selection.exclude else None
+
+    @cached_property
+    def _per_file(self):
+        return [(_spec([glob]), codes) for glob, codes in self.selection.per_file_ignores]
+
+    @cached_property
+    def _outer(self) -> list[tuple[str, object]]:
+        """(prefix of the tree's paths as seen from that folder, spec) of the .gitignore files
+        above the tree, up to its repository's root; outermost first."""
+        if not self.selection.respect_gitignore:
+            return []
+        src = self.src.resolve()
+        out = []
+        for folder in (src, *src.parents):
+            prefix = "" if folder == src else src.relative_to(folder).as_posix() + "/"
+            spec = _read_gitignore(folder / ".gitignore") if folder != src else None  # the tree's own: walked
+            if spec is not None:
+                out.append((prefix, spec))
+            if (folder / ".git").exists():
+                # The repository's root: its .git/info/exclude counts as a .gitignore there, below
+                # every .gitignore file (git's order).
+                exclude = _read_gitignore(folder / ".git" / "info" / "exclude")
+                if exclude is not None:
+                    out.append((prefix, exclude))
+                break
+        else:
+            return []  # not in a repository: the folders above are not the project's
+        return out[::-1]
+
+    def _gitignore(self, folder_rel: str) -> object | None:
+        if folder_rel not in self._gitignores:
+            path = self.src / folder_rel / ".gitignore" if folder_rel else self.src / ".gitignore"
+            self._gitignores[folder_rel] = _read_gitignore(path)
+        return self._gitignores[folder_rel]
+
+    def gitignored(self, rel: str, is_dir: bool) -> bool:
+        """Whether git ignores `rel` (its parent folders are known not to be ignored)."""
+        if not self.selection.respect_gitignore:
+            return False
+        name = rel + "/" if is_dir else rel
+        verdict = None
+        for prefix, spec in self._outer:
+            found = spec.check_file(prefix + name).include
+            verdict = found if found is not None else verdict
+        parts = rel.split("/")
+        for depth in range(len(parts)):
+            folder = "/".join(parts[:depth])
+            spec = self._gitignore(folder)
+            if spec is not None:
+                sub = name[len(folder) + 1:] if folder else name
+                found = spec.check_file(sub).include
+                verdict = found if found is not None else verdict
+        return bool(verdict)
+
+    def excluded(self, rel: str, is_dir: bool) -> bool:
+        if self._exclude is None:
+            return False
+        name = self._prefix + rel + ("/" if is_dir else "")
+        return bool(self._exclude.match_file(name))
+
+    def skip_dir(self, rel: str, path: str) -> bool:
+        name = rel.rsplit("/", 1)[-1]
+        return never_scanned(name, path) or self.excluded(rel, True) or self.gitignored(rel, True)
+
+    def skip_file(self, rel: str) -> bool:
+        return self.excluded(rel, False) or self.gitignored(rel, False)
+
+    def ignores(self, rel: str) -> tuple[str, ...]:
+        """The codes per-file-ignores turns off for `rel`."""
+        name = self._prefix + rel
+        return tuple(c for spec, codes in self._per_file if spec.match_file(name) for c in codes)
+
+    def entries(self, exclude: Path | None = None) -> Iterator[Entry]:
+        """The files to scan, sorted (explicit files, or the walk without what is left out)."""
+        if self.selection.only is not None:
+            for rel in sorted(set(self.selection.only)):
+                if self.selection.force_exclude and (self.in_skipped_dir(rel) or self.excluded(rel, False)):
+                    continue
+                path = self.src / rel
+                if path.is_symlink() or not path.is_file():
+                    continue
+                yield Entry(rel, False)
+            return
+        for entry in walk(self.src, exclude, prune=self.skip_dir):
+            if not self.skip_file(entry.rel):
+                yield entry
+
+    def in_skipped_dir(self, rel: str) -> bool:
+        parts = rel.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            folder = "/".join(parts[:depth])
+            if never_scanned(parts[depth - 1], str(self.src / folder)) or self.excluded(folder, True):
+                return True
+        return False
+
+
+def _read_gitignore(path: Path):
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    lines = text.splitlines()
+    return _spec(lines) if any(line.strip() and not line.startswith("#") for line in lines) else None
+
+
+def explicit_files(src: Path, selection: FileSelection, paths: list[Path]) -> tuple[str, ...]:
+    """The files (relative to `src`) that command-line `paths` name: a file as it is, a
+    folder as the files a scan of it would take."""
+    root = Path(src).resolve()
+    chooser = FileSelection(selection.exclude, selection.respect_gitignore, (), selection.anchor).matcher(root)
+    out: list[str] = []
+    for path in paths:
+        rel = os.path.relpath(Path(path).resolve(), root).replace(os.sep, "/")
+        if not Path(path).is_dir():
+            out.append(rel)
+            continue
+        prefix = "" if rel == "." else rel + "/"
+        if prefix and chooser.in_skipped_dir(prefix + "x"):
+            continue
+
+        def prune(sub: str, full: str, prefix: str = prefix) -> bool:
+            return chooser.skip_dir(prefix + sub, full)
+
+        out.extend(prefix + e.rel for e in walk(Path(path), None, prune=prune)
+                   if not e.is_symlink and not chooser.skip_file(prefix + e.rel))
+    return tuple(out)
