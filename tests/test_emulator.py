@@ -214,7 +214,9 @@ ddp = torch.nn.parallel.DistributedDataParallel(model, find_unused_parameters=Tr
 ddp(torch.full((8, 4), float(rank + 1), device="mlu")).sum().backward()
 out["ddp_grad"] = model.weight.grad.cpu().tolist()
 out["grad_device"] = str(model.weight.grad.device)
-print("RESULT", rank, __import__("json").dumps(out), flush=True)
+# One file per rank: two processes printing to one pipe may interleave their lines.
+with open(os.path.join(os.environ["RESULTS"], f"rank{rank}.json"), "w") as f:
+    f.write(__import__("json").dumps(out))
 dist.destroy_process_group()
 """
 
@@ -224,14 +226,9 @@ def test_cncl_backend_with_two_processes(built, tmp_path):
     script = tmp_path / "cncl_check.py"
     script.write_text(CNCL_SCRIPT, encoding="utf-8")
     proc = emulated([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(script)],
-                    devices=2, timeout=240)
+                    devices=2, timeout=240, RESULTS=str(tmp_path))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    got = {}
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULT"):
-            _, rank, data = line.split(" ", 2)
-            got[int(rank)] = json.loads(data)
-    assert set(got) == {0, 1}
+    got = {rank: json.loads((tmp_path / f"rank{rank}.json").read_text(encoding="utf-8")) for rank in (0, 1)}
     for rank, out in got.items():
         assert out["backend"] == "cncl"
         assert out["all_reduce"] == [3.0, 3.0, 3.0]
