@@ -32,6 +32,8 @@ class _LazyGroup(click.Group):
         "config": "porter.commands.check:config_cmd",
         "ops": "porter.commands.check:ops",
         "report": "porter.commands.report:report",
+        "run": "porter.commands.emulate:run_cmd",
+        "verify": "porter.commands.emulate:verify",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -104,14 +106,15 @@ def convert(src: Path, target: str, version: str | None, out: Path | None, in_pl
 @click.option("--target", "-t", type=click.Choice(TARGETS), default=None, help="Only this target's rules.")
 def rules_cmd(code: str | None, target: str | None) -> None:
     """List rule codes and names, or explain one rule."""
+    from porter.verify.codes import for_target as runtime_rules
+
     targets = [target] if target else list(TARGETS)
     if code is None:
         for t in targets:
-            for rule in load_rules(t).rules:
+            for rule in (*load_rules(t).rules, *runtime_rules(t)):
                 click.echo(f"{rule.code}  {t:<3}  {rule.name:<36} {rule.summary}")
         return
-    found = [(t, load_rules(t).by_code(code.upper())) for t in targets]
-    found = [(t, r) for t, r in found if r is not None]
+    found = [(t, r) for t in targets for r in (*load_rules(t).rules, *runtime_rules(t)) if r.code == code.upper()]
     if not found:
         raise click.UsageError(f"no rule {code}; see `porter rules` for the list")
     for t, rule in found:

@@ -13,6 +13,11 @@ def _private_cache_dir(tmp_path_factory):
     import os
 
     saved = os.environ.get("XDG_CACHE_HOME")
+    # The emulator's compiled extension is keyed by its source and torch's version, so it
+    # cannot leak results; sharing the user's build saves a minute per session.
+    from porter.core.datafiles import default_cache_dir
+
+    os.environ.setdefault("PORTER_EMULATOR_CACHE", str(default_cache_dir() / "emulator"))
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
     yield
     if saved is None:

@@ -1,0 +1,126 @@
+"""The "cncl" process-group backend: gloo collectives on zero-copy CPU views of mlu tensors.
+
+A Python ProcessGroup subclass (subclassing the C++ CNCL group is impossible from Python);
+torch.distributed returns it as the group itself. Like real CNCL it refuses CPU tensors
+and the reductions CNCL lacks (BAND, BOR, BXOR, PREMUL_SUM).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+_EXT: Any = None
+_UNSUPPORTED_OPS = {"BAND", "BOR", "BXOR", "PREMUL_SUM"}
+
+
+def _cpu(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.device.type != "mlu":
+        raise ValueError(f"Tensors must be MLU and dense (cncl got a tensor on {tensor.device})")
+    return _EXT.share_as_cpu(tensor)
+
+
+def _cpus(tensors: list) -> list:
+    return [_cpu(t) for t in tensors]
+
+
+def _check_op(opts: Any) -> None:
+    op = getattr(opts, "reduceOp", None)
+    name = str(getattr(op, "op", op)).rsplit(".", 1)[-1] if op is not None else ""
+    if name in _UNSUPPORTED_OPS:
+        raise ValueError(f"cncl does not support the reduction {name}")
+
+
+class CnclProcessGroup(dist.ProcessGroup):
+    def __init__(self, store: Any, rank: int, size: int, timeout: timedelta) -> None:
+        super().__init__(rank, size)
+        self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
+
+    def getBackendName(self) -> str:  # noqa: N802 (torch's name)
+        return "cncl"
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return "cncl"
+
+    def allreduce(self, tensors, opts=None):
+        opts = opts or dist.AllreduceOptions()
+        _check_op(opts)
+        return self._gloo.allreduce(_cpus(tensors), opts)
+
+    def allreduce_coalesced(self, tensors, opts=None):
+        return self._gloo.allreduce_coalesced(_cpus(tensors), opts or dist.AllreduceCoalescedOptions())
+
+    def broadcast(self, tensors, opts=None):
+        return self._gloo.broadcast(_cpus(tensors), opts or dist.BroadcastOptions())
+
+    def reduce(self, tensors, opts=None):
+        opts = opts or dist.ReduceOptions()
+        _check_op(opts)
+        return self._gloo.reduce(_cpus(tensors), opts)
+
+    def allgather(self, output_lists, inputs, opts=None):
+        return self._gloo.allgather([_cpus(o) for o in output_lists], _cpus(inputs), opts or dist.AllgatherOptions())
+
+    def _allgather_base(self, output, input, opts=None):
+        return self._gloo._allgather_base(_cpu(output), _cpu(input), opts or dist.AllgatherOptions())
+
+    def all_gather_single(self, output, input, opts=None):
+        return self._allgather_base(output, input, opts)
+
+    def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
+        return self._gloo.allgather_into_tensor_coalesced(_cpus(outputs), _cpus(inputs), opts or dist.AllgatherOptions())
+
+    def reduce_scatter(self, outputs, input_lists, opts=None):
+        opts = opts or dist.ReduceScatterOptions()
+        _check_op(opts)
+        return self._gloo.reduce_scatter(_cpus(outputs), [_cpus(i) for i in input_lists], opts)
+
+    def _reduce_scatter_base(self, output, input, opts=None):
+        opts = opts or dist.ReduceScatterOptions()
+        _check_op(opts)
+        return self._gloo._reduce_scatter_base(_cpu(output), _cpu(input), opts)
+
+    def reduce_scatter_single(self, output, input, opts=None):
+        return self._reduce_scatter_base(output, input, opts)
+
+    def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
+        return self._gloo.reduce_scatter_tensor_coalesced(_cpus(outputs), _cpus(inputs), opts or dist.ReduceScatterOptions())
+
+    def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+        return self._gloo.alltoall_base(_cpu(output), _cpu(input), output_split_sizes, input_split_sizes,
+                                        opts or dist.AllToAllOptions())
+
+    def all_to_all_single(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+        return self.alltoall_base(output, input, output_split_sizes, input_split_sizes, opts)
+
+    def alltoall(self, outputs, inputs, opts=None):
+        return self._gloo.alltoall(_cpus(outputs), _cpus(inputs), opts or dist.AllToAllOptions())
+
+    def gather(self, output_lists, inputs, opts=None):
+        return self._gloo.gather([_cpus(o) for o in output_lists], _cpus(inputs), opts or dist.GatherOptions())
+
+    def scatter(self, outputs, input_lists, opts=None):
+        return self._gloo.scatter(_cpus(outputs), [_cpus(i) for i in input_lists], opts or dist.ScatterOptions())
+
+    def send(self, tensors, dst, tag=0):
+        return self._gloo.send(_cpus(tensors), dst, tag)
+
+    def recv(self, tensors, src, tag=0):
+        return self._gloo.recv(_cpus(tensors), src, tag)
+
+    def recv_anysource(self, tensors, tag=0):
+        return self._gloo.recv_anysource(_cpus(tensors), tag)
+
+    def barrier(self, opts=None):
+        return self._gloo.barrier(opts or dist.BarrierOptions())
+
+
+def register(ext: Any) -> None:
+    global _EXT
+    _EXT = ext
+    if "CNCL" not in dist.Backend._plugins:
+        dist.Backend.register_backend("cncl", CnclProcessGroup, devices=["mlu"])

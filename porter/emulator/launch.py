@@ -1,0 +1,44 @@
+"""Start commands under the emulator: build the extension once, then run with the
+emulated torch_mlu on the path. No torch in porter's own process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from porter.emulator import environment
+from porter.emulator.build import is_built
+
+
+class EmulatorError(Exception):
+    """The emulator cannot be prepared (no torch, a failed build)."""
+
+
+def prepare(quiet: bool = False) -> float:
+    """Build the C++ extension if this torch has no cached build; seconds spent."""
+    try:
+        if is_built():
+            return 0.0
+    except RuntimeError as exc:  # no torch installed
+        raise EmulatorError(str(exc)) from None
+    if not quiet:
+        print("porter: building the emulated torch_mlu (once per torch version, about a minute)...",
+              file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    code = "from porter.emulator.build import load_extension; load_extension()"
+    proc = subprocess.run([sys.executable, "-c", code], env=environment(), capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
+        raise EmulatorError("building the emulated torch_mlu failed:\n" + "\n".join(tail))
+    return time.perf_counter() - start
+
+
+def run(cmd: list[str], devices: int | None = None, version: str | None = None, cwd: str | None = None) -> int:
+    """Run `cmd` under the emulator and return its exit code (128+N when killed by signal N)."""
+    prepare()
+    try:
+        proc = subprocess.run(cmd, env=environment(devices, version), cwd=cwd)
+    except FileNotFoundError:
+        raise EmulatorError(f"command not found: {cmd[0]}") from None
+    return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode

@@ -1,0 +1,1 @@
+"""`porter verify`: prove a ported tree runs, under the emulated torch_mlu."""

@@ -1,0 +1,197 @@
+"""`porter verify OUT`: import every ported module under the emulator, run porter_lora's
+entry point on 1 and 2 emulated devices, run the user's smoke command; collect findings."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from porter.core.model import Finding
+from porter.core.tree import REPORT_DIR
+from porter.emulator import environment
+from porter.emulator.apis import versions
+from porter.emulator.launch import prepare
+from porter.verify.codes import BY_CODE
+from porter.verify.locate import innermost_frame
+from porter.verify.lora import ENTRY, LoraRun, build_tiny_model, run_lora
+from porter.verify.modules import Module, find_modules, own_top_names, package_roots
+
+
+class VerifyError(Exception):
+    """OUT cannot be verified (no report, another target, no torch): exit 2."""
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    timeout: float = 60.0  # per module import
+    jobs: int | None = None
+    lora: bool = True
+    lora_devices: tuple[int, ...] = (1, 2)
+    run: str | None = None
+    run_devices: int | None = None  # for --run; None: the caller's MLU_VISIBLE_DEVICES, else 1
+    run_timeout: float = 600.0
+
+
+@dataclass
+class VerifyResult:
+    root: Path
+    target: str
+    version: str | None
+    modules: list[dict] = field(default_factory=list)
+    lora: list[LoraRun] = field(default_factory=list)
+    lora_skipped: str | None = None
+    smoke: dict | None = None
+    findings: list[Finding] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def read_target(root: Path) -> tuple[str, str | None]:
+    """Target and torch_mlu line from OUT/porter_report/report.json."""
+    path = root / REPORT_DIR / "report.json"
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise VerifyError(f"{path}: no report; is {root} the output of `porter convert`?") from None
+    except (OSError, ValueError) as exc:
+        raise VerifyError(f"{path}: unreadable report ({exc})") from None
+    if not isinstance(report, dict) or "target" not in report:
+        raise VerifyError(f"{path}: not a porter report (no 'target')")
+    if report["target"] != "mlu":
+        raise VerifyError(f"{path}: target is {report['target']!r}; porter verify emulates mlu only")
+    version = report.get("target_version")
+    if version is not None and version not in versions():
+        raise VerifyError(f"{path}: torch_mlu line {version!r} has no API list here (known: {', '.join(versions())})")
+    return report["target"], version
+
+
+def _finding(code: str, path: str, line: int, message: str) -> Finding:
+    rule = BY_CODE[code]
+    return Finding(rule=code, severity=rule.severity, path=path, line=max(line, 1), col=1, message=message,
+                   suggestion=rule.suggestion)
+
+
+def classify(error: str) -> str:
+    """The code of an import failure, from its message."""
+    if "is not available in torch_mlu for torch" in error:
+        return "PRT702"
+    if ("Expected all tensors to be on the same device" in error or "Torch not compiled with CUDA enabled" in error
+            or "Found no NVIDIA driver" in error):
+        return "PRT703"  # a tensor left on another device, or a "cuda" the port missed
+    if ("device type at start of device string: mlu" in error or "has no attribute 'mlu'" in error
+            or "Invalid device string: 'mlu" in error):
+        return "PRT704"
+    return "PRT701"
+
+
+def _import_batches(root: Path, modules: list[Module], version: str | None, opts: VerifyOptions) -> list[dict]:
+    jobs = max(1, min(opts.jobs or os.cpu_count() or 1, 4, len(modules)))
+    batches = [modules[i::jobs] for i in range(jobs)]
+    roots = package_roots(modules)
+
+    def one(batch: list[Module]) -> list[dict]:
+        payload = json.dumps({"modules": [[m.name, m.path_entry] for m in batch], "package_roots": roots})
+        cmd = [sys.executable, "-m", "porter.verify.harness", str(root), str(opts.timeout)]
+        env = environment(1, version, own_devices=True)
+        env.update(OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
+        try:
+            proc = subprocess.run(cmd, input=payload, env=env, capture_output=True, text=True,
+                                  timeout=opts.timeout * len(batch) + 120)
+            stdout, why = proc.stdout, "the import harness failed: " + " | ".join(proc.stderr.strip().splitlines()[-3:])
+        except subprocess.TimeoutExpired as exc:  # each import has its own limit; this is a stuck harness
+            stdout = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            why = "the import harness did not finish"
+        results = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+        done = {r["module"] for r in results}
+        results += [{"module": m.name, "status": "error", "type": "harness", "error": why} for m in batch if m.name not in done]
+        return results
+
+    with ThreadPoolExecutor(jobs) as pool:
+        found = [r for rs in pool.map(one, batches) for r in rs]
+    by_name = {m.name: m for m in modules}
+    for r in found:
+        r["path"] = by_name[r["module"]].rel
+    return sorted(found, key=lambda r: r["path"])
+
+
+def _module_findings(results: list[dict], own: set[str]) -> list[Finding]:
+    out = []
+    for r in results:
+        status = r["status"]
+        if status == "missing" and r.get("missing", "").split(".")[0] not in own | {"torch_mlu", "porter"}:
+            r["status"] = "missing-dependency"  # a third-party package this environment lacks
+            continue
+        if status in ("missing", "error"):
+            code = classify(r.get("error", ""))
+            where = r.get("file") or r["path"]
+            out.append(_finding(code, where, r.get("line") or 1, f"importing {r['module']} failed: {r.get('error', '')}"))
+        elif status == "timeout":
+            out.append(_finding("PRT705", r["path"], 1, f"importing {r['module']}: {r['error']}"))
+    return out
+
+
+def _lora(root: Path, version: str | None, opts: VerifyOptions, result: VerifyResult) -> None:
+    if not (root / ENTRY).is_file():
+        result.lora_skipped = f"no {ENTRY} in the tree"
+        return
+    with tempfile.TemporaryDirectory(prefix="porter-verify-") as tmp:
+        work = Path(tmp)
+        error = build_tiny_model(work, version, timeout=300)
+        if error:
+            result.lora_skipped = error
+            return
+        for devices in opts.lora_devices:
+            run = run_lora(root, work, devices, version, timeout=600)
+            result.lora.append(run)
+            where = run.file or ENTRY
+            if run.returncode != 0:
+                tail = " | ".join(run.output_tail[-4:])
+                result.findings.append(_finding("PRT706", where, run.line,
+                                                f"train_lora.py on {devices} emulated device(s) exited with {run.returncode}: {tail}"))
+            elif not run.loss_fell:
+                result.findings.append(_finding("PRT707", ENTRY, 1,
+                                                f"on {devices} emulated device(s) the loss did not fall: {run.losses}"))
+
+
+def _smoke(root: Path, command: str, version: str | None, opts: VerifyOptions, result: VerifyResult) -> None:
+    env = environment(opts.run_devices, version)
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(command, shell=True, cwd=root, env=env, capture_output=True, text=True, timeout=opts.run_timeout)
+        code, output = proc.returncode, proc.stdout + "\n" + proc.stderr
+    except subprocess.TimeoutExpired:
+        code, output = None, f"timed out after {opts.run_timeout:g} s"
+    tail = [ln for ln in output.strip().splitlines() if ln.strip()][-12:]
+    result.smoke = {"command": command, "returncode": code, "seconds": round(time.perf_counter() - start, 2),
+                    "output_tail": tail}
+    if code != 0:
+        file, line = innermost_frame(output, root)
+        first = shlex.split(command)[0] if command.strip() else command
+        result.findings.append(_finding("PRT708", file or first, line,
+                                        f"`{command}` exited with {code}: {' | '.join(tail[-4:])}"))
+
+
+def verify_tree(root: Path, opts: VerifyOptions) -> VerifyResult:
+    start = time.perf_counter()
+    root = root.resolve()  # subprocesses run elsewhere (the LoRA run in a temporary folder)
+    target, version = read_target(root)
+    result = VerifyResult(root, target, version)
+    prepare()
+    modules = find_modules(root)
+    if modules:
+        result.modules = _import_batches(root, modules, version, opts)
+        result.findings.extend(_module_findings(result.modules, own_top_names(modules)))
+    if opts.lora:
+        _lora(root, version, opts, result)
+    if opts.run:
+        _smoke(root, opts.run, version, opts, result)
+    result.findings.sort(key=lambda f: (f.path, f.line, f.rule))
+    result.seconds = time.perf_counter() - start
+    return result
