@@ -16,11 +16,25 @@ SHIPPED = [ROOT / "porter", ROOT / "rules", ROOT / "op_tables", ROOT / "pyprojec
 INTERNAL = re.compile(r"\b(?:FACTS|PATTERNS|DESIGN|EMULATOR|STYLE)\.md\b|\.\./shared\b|shared/(?:docs|data)\b|/work/")
 
 
+def _tracked() -> set[Path] | None:
+    """The files git tracks, in a checkout: what a user generates there (the README's
+    `examples/cuda_trainer_mlu`, whose report holds local paths) is not shipped."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None  # an sdist: every file in it ships
+    return {ROOT / name for name in listed.decode("utf-8", "surrogateescape").split("\0") if name}
+
+
 def shipped_files() -> list[Path]:
+    tracked = _tracked()
     out = []
     for entry in SHIPPED:
         files = [entry] if entry.is_file() else [p for p in entry.rglob("*") if p.is_file()]
-        out += [p for p in files if "__pycache__" not in p.parts and p.suffix not in (".pyc",)]
+        out += [p for p in files if "__pycache__" not in p.parts and p.suffix not in (".pyc",)
+                and (tracked is None or p in tracked)]
     return out
 
 
