@@ -130,11 +130,12 @@ FAST = ["--logging_steps", "1", "--batch_size", "8", "--gradient_accumulation_st
 
 
 def train(script: Path, model: Path, data: Path, out: Path, *extra: str,
-          device: str = DEVICE) -> subprocess.CompletedProcess:
-    """Run train_lora.py directly, with small, fast settings, on ``device``."""
+          device: str = DEVICE, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run train_lora.py directly, with small, fast settings, on ``device`` (``env``: e.g. the
+    emulated MLU's, tests/test_lora_train_emulated.py)."""
     cmd = [sys.executable, str(script), "--model", str(model), "--data", str(data), "--output_dir", str(out),
            "--device", device, *FAST, *extra]
-    proc = run(cmd, cwd=out.parent)
+    proc = run(cmd, cwd=out.parent, env=env)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return proc
 
@@ -146,9 +147,9 @@ def free_port() -> int:
 
 
 def launch(script: Path, model: Path, data: Path, out: Path, *extra: str, device: str = DEVICE,
-           nproc: int = 1) -> subprocess.CompletedProcess:
+           nproc: int = 1, base_env: dict | None = None) -> subprocess.CompletedProcess:
     """Run train_lora.py through the rendered run_lora.sh beside it (torchrun when nproc > 1)."""
-    env = {"MODEL": str(model), "DATA": str(data), "OUTPUT_DIR": str(out), "DEVICE": device,
+    env = {**(base_env or {}), "MODEL": str(model), "DATA": str(data), "OUTPUT_DIR": str(out), "DEVICE": device,
            "NPROC": str(nproc), "MASTER_PORT": str(free_port()),
            # run_lora.sh calls `python` and `torchrun`: this interpreter's.
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
