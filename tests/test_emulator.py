@@ -202,6 +202,11 @@ b = torch.full((2,), float(rank), device="mlu"); dist.broadcast(b, 1); out["broa
 parts = [torch.empty(2, device="mlu") for _ in range(2)]
 dist.all_gather(parts, torch.full((2,), float(rank), device="mlu")); out["all_gather"] = [p.tolist() for p in parts]
 rs = torch.empty(2, device="mlu"); dist.reduce_scatter_tensor(rs, torch.arange(4.0, device="mlu")); out["reduce_scatter"] = rs.tolist()
+# Shapes NCCL (and CNCL) take and gloo alone would refuse: a flat output for a (1, n) input, as
+# accelerate's gather passes (the Trainer's evaluation with 2 processes), and a scalar input.
+flat = torch.empty(4, device="mlu"); dist.all_gather_into_tensor(flat, torch.full((1, 2), float(rank), device="mlu"))
+scalars = torch.empty(2, device="mlu"); dist.all_gather_into_tensor(scalars, torch.tensor(float(rank), device="mlu"))
+out["gather_shapes"] = [flat.tolist(), scalars.tolist()]
 dist.barrier()
 try:
     dist.all_reduce(torch.ones(2))
@@ -235,6 +240,7 @@ def test_cncl_backend_with_two_processes(built, tmp_path):
         assert out["broadcast"] == [1.0, 1.0]
         assert out["all_gather"] == [[0.0, 0.0], [1.0, 1.0]]
         assert out["reduce_scatter"] == ([0.0, 2.0] if rank == 0 else [4.0, 6.0])
+        assert out["gather_shapes"] == [[0.0, 0.0, 1.0, 1.0], [0.0, 1.0]]
         assert "Tensors must be MLU" in out["cpu_tensor"]
         assert out["grad_device"] == f"mlu:{rank}"
     # DDP averages the gradients: inputs of 1 and 2 give 8*1.5 per weight on both ranks.

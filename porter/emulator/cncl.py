@@ -27,6 +27,18 @@ def _cpus(tensors: list) -> list:
     return [_cpu(t) for t in tensors]
 
 
+def _stacked(whole: torch.Tensor, part: torch.Tensor) -> torch.Tensor:
+    """`whole` (world_size parts) shaped as gloo wants it: the parts stacked along dim 0
+    (world*d0, d1, ...). NCCL, and so CNCL, take any shape with the right number of elements
+    (accelerate's gather passes a flat output for a (1, n) input); gloo checks the shape."""
+    return whole.view(-1, *part.shape[1:]) if whole.is_contiguous() and part.numel() else whole
+
+
+def _one_d(tensor: torch.Tensor) -> torch.Tensor:
+    """A 0-dim tensor as one element (gloo cannot gather scalars into a tensor; NCCL can)."""
+    return tensor.view(1) if not tensor.dim() else tensor
+
+
 def _check_op(opts: Any) -> None:
     op = getattr(opts, "reduceOp", None)
     name = str(getattr(op, "op", op)).rsplit(".", 1)[-1] if op is not None else ""
@@ -66,7 +78,8 @@ class CnclProcessGroup(dist.ProcessGroup):
         return self._gloo.allgather([_cpus(o) for o in output_lists], _cpus(inputs), opts or dist.AllgatherOptions())
 
     def _allgather_base(self, output, input, opts=None):
-        return self._gloo._allgather_base(_cpu(output), _cpu(input), opts or dist.AllgatherOptions())
+        part = _one_d(_cpu(input))
+        return self._gloo._allgather_base(_stacked(_cpu(output), part), part, opts or dist.AllgatherOptions())
 
     def all_gather_single(self, output, input, opts=None):
         return self._allgather_base(output, input, opts)
@@ -82,7 +95,8 @@ class CnclProcessGroup(dist.ProcessGroup):
     def _reduce_scatter_base(self, output, input, opts=None):
         opts = opts or dist.ReduceScatterOptions()
         _check_op(opts)
-        return self._gloo._reduce_scatter_base(_cpu(output), _cpu(input), opts)
+        part = _one_d(_cpu(output))
+        return self._gloo._reduce_scatter_base(part, _stacked(_cpu(input), part), opts)
 
     def reduce_scatter_single(self, output, input, opts=None):
         return self._reduce_scatter_base(output, input, opts)
