@@ -25,11 +25,15 @@ def _emit(prefix: bytes, line: bytes) -> bytes:
 
 
 def file_diff(path: str, old: bytes, new: bytes, context: int = 3) -> bytes:
-    """The git-style diff of one file, or b"" when equal."""
+    """The git-style diff of one file, or b"" when equal. `path` may hold any character a
+    file name can (quoted as git does); one that is not UTF-8 (surrogateescape) keeps its bytes."""
     if old == new:
         return b""
     a, b = _split_lf(old), _split_lf(new)
-    out = [f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n".encode()]
+    name_a, name_b = quote_path(b"a/", path), quote_path(b"b/", path)
+    # git ends a ---/+++ name that holds a space (and is not quoted) with a tab
+    tail = b"\t" if b" " in name_a and not name_a.startswith(b'"') else b""
+    out = [b"diff --git " + name_a + b" " + name_b + b"\n--- " + name_a + tail + b"\n+++ " + name_b + tail + b"\n"]
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     for group in matcher.get_grouped_opcodes(context):
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
@@ -41,6 +45,30 @@ def file_diff(path: str, old: bytes, new: bytes, context: int = 3) -> bytes:
             out.extend(_emit(b"-", line) for line in a[a1:a2])
             out.extend(_emit(b"+", line) for line in b[b1:b2])
     return b"".join(out)
+
+
+_C_ESCAPES = {0x07: b"\\a", 0x08: b"\\b", 0x09: b"\\t", 0x0A: b"\\n", 0x0B: b"\\v", 0x0C: b"\\f",
+              0x0D: b"\\r", 0x22: b'\\"', 0x5C: b"\\\\"}
+
+
+def quote_path(prefix: bytes, path: str) -> bytes:
+    """`prefix + path` as git writes a name in a patch: as it is, or, when it holds a quote,
+    a backslash, a control character or a byte >= 0x80 (a file name read with
+    surrogateescape keeps its own bytes), in double quotes with C escapes (octal for the
+    rest), as git's quote_c_style; `git apply` reads both."""
+    raw = prefix + path.encode("utf-8", "surrogateescape")
+    if not any(c < 0x20 or c >= 0x7F or c in (0x22, 0x5C) for c in raw):
+        return raw
+    out = bytearray(b'"')
+    for c in raw:
+        if c in _C_ESCAPES:
+            out += _C_ESCAPES[c]
+        elif c < 0x20 or c >= 0x7F:
+            out += b"\\%03o" % c
+        else:
+            out.append(c)
+    out += b'"'
+    return bytes(out)
 
 
 def _range(start: int, stop: int) -> str:
