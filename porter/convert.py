@@ -93,9 +93,9 @@ def report_place(src: Path, out: Path, opts: ConvertOptions) -> ReportPlace:
                                        f"of the source tree; choose another folder")
     if os.path.lexists(chosen) and not os.path.isdir(chosen):
         raise DestinationError(f"report folder {chosen} exists and is not a folder")
-    for name in sorted(REPORT_FILES - {"report.json"}) + ["report.json"]:
+    for name in sorted(REPORT_FILES):
         path = chosen / name
-        if os.path.lexists(path) and not (path.is_file() and not path.is_symlink() and _porters_report_json(chosen)):
+        if os.path.lexists(path) and not (path.is_file() and not path.is_symlink() and _porters_file(path)):
             raise DestinationError(f"{path} exists and is not a report porter wrote; porter does not write over it "
                                    f"(choose another --report-dir)")
     _no_link_or_file(chosen / LORA_DIR)
@@ -103,13 +103,23 @@ def report_place(src: Path, out: Path, opts: ConvertOptions) -> ReportPlace:
     return ReportPlace(chosen, "", LORA_DIR)
 
 
-def _porters_report_json(folder: Path) -> bool:
+_MARKS = {
+    "report.json": lambda head: b'"schema_version"' in head and b'"porter_version"' in head,
+    "report.md": lambda head: head.startswith(b"# porter report"),
+    "report.html": lambda head: b"<title>porter report" in head,
+    "changes.patch": lambda head: head == b"" or head.startswith((b"diff --git ", b"\\ ")),
+}
+
+
+def _porters_file(path: Path) -> bool:
+    """Whether a report file in the report folder is one porter wrote (a run killed while
+    writing its report leaves some of them without report.json: a re-run writes over them)."""
     try:
-        with open(folder / "report.json", "rb") as fh:
+        with open(path, "rb") as fh:
             head = fh.read(4096)
     except OSError:
         return False
-    return b'"schema_version"' in head and b'"porter_version"' in head
+    return _MARKS[path.name](head)
 
 
 def _not_users(path: Path, name: str) -> None:
