@@ -254,6 +254,15 @@ def test_report_dir_inside_src_or_over_users_files_is_refused(tmp_path):
     assert not (src / "rep").exists()
 
 
+def test_in_place_report_beside_src_that_is_a_file_is_refused(tmp_path):
+    src = _repo(tmp_path)
+    (tmp_path / "repo_porter_report").write_text("mine\n")
+    code, _, err = _porter("convert", str(src), "--target", "mlu", "--in-place")
+    assert code == 2 and str(tmp_path / "repo_porter_report") in _one_line_error(err)
+    assert (src / "pkg" / "a.py").read_text() == CUDA
+    assert (tmp_path / "repo_porter_report").read_text() == "mine\n"
+
+
 def test_converting_an_output_again_lists_porters_old_outputs(tmp_path):
     src = _repo(tmp_path)
     out = tmp_path / "out"
@@ -272,7 +281,8 @@ def test_out_that_is_a_file_with_force(tmp_path):
     src = _repo(tmp_path)
     (tmp_path / "out").write_text("a file\n")
     code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "out"), "--force")
-    assert code == 2 and str(tmp_path / "out") in _one_line_error(err)
+    line = _one_line_error(err)
+    assert code == 2 and str(tmp_path / "out") in line and "not a folder" in line
     assert (tmp_path / "out").read_text() == "a file\n"
 
 
@@ -317,6 +327,25 @@ def test_disk_full_while_writing_the_report(tmp_path, monkeypatch):
     assert "report in" not in result.output  # no report presented as complete
     assert not (out / "porter_report" / "report.json").exists()
     assert not [p for p in out.rglob("*") if p.name.endswith(".porter-tmp")]
+
+
+def test_disk_full_with_force_leaves_no_earlier_report_json(tmp_path, monkeypatch):
+    from porter.core import files
+
+    src, out = _repo(tmp_path), tmp_path / "out"
+    assert _run("convert", str(src), "--target", "mlu", "-o", str(out)).exit_code == 0
+    real = files._write_fd
+
+    def full(fd, data):
+        if b"<html" in data[:200]:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data)
+
+    monkeypatch.setattr(files, "_write_fd", full)
+    result = _run("convert", str(src), "--target", "mlu", "-o", str(out), "--force", "--no-cache")
+    assert result.exit_code == 2
+    assert "report.html: No space left on device" in result.output.strip().splitlines()[-1]
+    assert not (out / "porter_report" / "report.json").exists()  # the old one is not presented as this run's
 
 
 def test_disk_full_while_copying_a_file(tmp_path, monkeypatch):

@@ -172,6 +172,22 @@ def write_beneath(root: Path, rel: str, data: bytes, *, mode: int | None = None)
     return Path(path)
 
 
+def remove_beneath(root: Path, rel: str) -> None:
+    """Remove porter's own file `root/rel` if it is there (a link there is removed, not
+    followed); folders are reached as by write_beneath. Raises OSError naming the path."""
+    folder, _, name = rel.rpartition("/")
+    _parts(name)
+    dfd = open_dir_beneath(root, folder)
+    try:
+        os.unlink(name, dir_fd=dfd)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, f"{root}/{rel}") from None
+    finally:
+        os.close(dfd)
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

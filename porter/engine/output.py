@@ -47,6 +47,8 @@ def check_destination(src: Path, out: Path, force: bool) -> None:
         raise DestinationError(f"output {out} is inside the source tree {src}; choose a directory outside it")
     if out_r in src_r.parents:
         raise DestinationError(f"output {out} contains the source tree {src}; choose another directory")
+    if os.path.lexists(out) and not out.is_dir():
+        raise DestinationError(f"output {out} exists and is not a folder; porter does not write over it (even with --force)")
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise DestinationError(f"output {out} exists and is not empty; pass --force to write into it")
 

@@ -11,7 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from porter.core.files import write_beneath
+from porter.core.files import remove_beneath, write_beneath
 from porter.engine.cache import cached_texts
 from porter.reports.json_report import report_text
 
@@ -34,6 +34,7 @@ def write_reports(report: dict, patch: bytes, root: Path, rel: str, cache_dir: P
         write_beneath(root, f"{rel}/{name}" if rel else name, data)
 
     json_text = report_text(report)
+    remove_beneath(root, f"{rel}/report.json" if rel else "report.json")  # an earlier run's: not this one's
     put("changes.patch", patch)
     # report.md and report.html never show where OUT is, so a re-run into another OUT (a
     # fresh directory per CI job) still finds them.
