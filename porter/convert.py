@@ -204,6 +204,10 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
         failures = writer.failures
     else:
         failures = write_in_place(run)
+    # A file SRC would not let porter read cannot be copied either: it is failed already,
+    # with the reason that matters (it was never porter's to write).
+    unread = {r.path for r in run.results if r.status == "failed" and (r.reason or "").startswith("cannot read")}
+    failures = {path: why for path, why in failures.items() if path not in unread}
     if failures:
         _mark_not_written(run, failures)
     report = build_report(run, rules, out)

@@ -418,6 +418,16 @@ def test_unreadable_file_is_reported_failed(tmp_path, monkeypatch):
         return real(root, rel, *args)
 
     monkeypatch.setattr(runner, "read_source", read_source)
+    from porter.engine import output
+
+    real_copy = shutil.copyfile
+
+    def copyfile(a, b, *args, **kwargs):  # not root: the copy cannot read it either
+        if a.endswith("pkg/a.py"):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), a)
+        return real_copy(a, b, *args, **kwargs)
+
+    monkeypatch.setattr(output.shutil, "copyfile", copyfile)
     result = _run("convert", str(src), "--target", "mlu", "-o", str(out), "--jobs", "1", "--no-cache")
     assert result.exit_code == 1
     report = _report(out / "porter_report")
@@ -497,6 +507,21 @@ def test_odd_names_round_trip_and_the_patch_applies(tmp_path):
                    check=True, capture_output=True)
     for name in ODD_NAMES:
         assert (copy / name).read_bytes() == (out / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_check_formats_with_a_name_that_is_not_utf8(tmp_path, fmt):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / os.fsdecode(b"caf\xe9.py")).write_text(CUDA)
+    code, stdout, err = _porter("check", str(src), "--target", "mlu", "--format", fmt)
+    assert code == 0 and "Traceback" not in err and "internal error" not in err, err
+    if fmt in ("json", "sarif"):
+        json.loads(stdout)
+    code, _, err = _porter("check", str(src), "--target", "mlu", "--write-baseline", str(tmp_path / "b.json"))
+    assert code == 0, err
+    code, stdout, err = _porter("check", str(src), "--target", "mlu", "--baseline", str(tmp_path / "b.json"))
+    assert code == 0 and "2 accepted by the baseline" in stdout, err
 
 
 def test_quote_path_as_git():
