@@ -172,6 +172,12 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
         out = opts.out or default_out(src, opts.target)
         check_destination(src, out, opts.force)
         place = report_place(src, out, opts)
+    if place is not None and (opts.in_place or opts.report_dir is not None):
+        # The report folder is made now: one that cannot be made (a read-only parent) stops
+        # the run before SRC is rewritten, not after.
+        from porter.core.files import open_dir_beneath
+
+        os.close(open_dir_beneath(place.root, place.rel))
     removed: list[str] = []
     if opts.in_place:
         from porter.engine.output import remove_stale_temporaries

@@ -254,6 +254,22 @@ def test_report_dir_inside_src_or_over_users_files_is_refused(tmp_path):
     assert not (src / "rep").exists()
 
 
+def test_in_place_report_folder_that_cannot_be_made_stops_before_src_is_rewritten(tmp_path, monkeypatch):
+    src = _repo(tmp_path)
+    real_makedirs = os.makedirs
+
+    def makedirs(path, *args, **kwargs):
+        if os.fspath(path).endswith("repo_porter_report"):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+        return real_makedirs(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "makedirs", makedirs)
+    result = _run("convert", str(src), "--target", "mlu", "--in-place", "--no-cache")
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'repo_porter_report'}: Permission denied" in result.output
+    assert (src / "pkg" / "a.py").read_text() == CUDA
+
+
 def test_in_place_report_beside_src_that_is_a_file_is_refused(tmp_path):
     src = _repo(tmp_path)
     (tmp_path / "repo_porter_report").write_text("mine\n")
