@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from porter.core.model import FileCheck, FileResult
-from porter.core.tree import LORA_DIR, walk
+from porter.core.tree import LORA_DIR, REPORT_DIR, walk
 from porter.engine.cache import ResultCache, cache_key, cached_map
 from porter.engine.parallel import NOT_PYTHON
 from porter.engine.pipeline import check_file, convert_file
@@ -84,7 +84,9 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
         if entry.failed is not None:
             tree.early.append(unreadable(entry.rel, entry.failed))
         elif entry.skipped is not None:
-            tree.early.append(skipped(entry.rel, entry.skipped))
+            # check: porter's LoRA files are checked below, file by file; its report is not code
+            if not (with_lora and entry.rel in (LORA_DIR, REPORT_DIR)):
+                tree.early.append(skipped(entry.rel, entry.skipped))
         else:
             (tree.symlinks if entry.is_symlink else entries).append(entry.rel)
     lora = src / LORA_DIR
