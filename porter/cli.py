@@ -131,7 +131,7 @@ def convert(src: Path, target: str, version: str | None, out: Path | None, in_pl
         if f["status"] in ("skipped", "failed"):
             click.echo(f"porter: {f['status']}: {_shown(f['path'])}: {f.get('reason', '')}", err=True)
     assert done.place is not None
-    click.echo(f"porter: output in {done.out}; report in {done.place.report_dir}")
+    click.echo(f"porter: output in {_shown(str(done.out))}; report in {_shown(str(done.place.report_dir))}")
     if done.not_written:
         click.echo(f"porter: error: {len(done.not_written)} file(s) could not be written (listed above as failed, "
                    f"and in the report)", err=True)

@@ -279,6 +279,25 @@ def test_in_place_report_beside_src_that_is_a_file_is_refused(tmp_path):
     assert (tmp_path / "repo_porter_report").read_text() == "mine\n"
 
 
+def test_report_folder_of_a_killed_run_is_written_over(tmp_path):
+    src, rep = _repo(tmp_path), tmp_path / "rep"
+    rep.mkdir()
+    (rep / "changes.patch").write_bytes(b"diff --git a/x b/x\n")  # a run killed before report.json
+    (rep / "report.md").write_text("# porter report: x\n")
+    code, _, err = _porter("convert", str(src), "--target", "mlu", "--in-place", "--report-dir", str(rep))
+    assert code == 0, err
+    assert _report(rep)["summary"]["files_changed"] == 1
+
+
+def test_src_path_that_is_not_utf8(tmp_path):
+    src = tmp_path / os.fsdecode(b"r\xe9po")
+    (src / "pkg").mkdir(parents=True)
+    (src / "pkg" / "a.py").write_text(CUDA)
+    code, stdout, err = _porter("convert", str(src), "--target", "mlu")
+    assert code == 0, err
+    assert "x.mlu()" in (tmp_path / os.fsdecode(b"r\xe9po_mlu") / "pkg" / "a.py").read_text()
+
+
 def test_converting_an_output_again_lists_porters_old_outputs(tmp_path):
     src = _repo(tmp_path)
     out = tmp_path / "out"
