@@ -106,7 +106,6 @@ class TreeWriter:
         self.fresh = not any(out.iterdir())
         self.problems: list[str] = []
         self.failures: dict[str, str] = {}  # path -> why it was not written
-        self.rel_dirs: set[str] = set()  # folders of OUT that hold files of SRC
         self.copied: set[str] = set()  # copied as in SRC
         self.walked: set[str] | None = None  # the regular files start_copy found
         self.failed: set[str] = set()  # not written; the problem is said once
