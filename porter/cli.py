@@ -52,7 +52,10 @@ def main() -> None:
     # Over a file-size limit (ulimit -f) a write fails with EFBIG, which porter reports,
     # instead of the signal that would kill it mid-write.
     if hasattr(signal, "SIGXFSZ"):
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        try:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        except ValueError:  # not the main thread (porter called from a thread): left as it is
+            pass
 
 
 @main.command()
