@@ -50,6 +50,15 @@ class _LazyGroup(click.Group):
 @click.version_option(__version__, prog_name="porter")
 def main() -> None:
     """Port PyTorch CUDA training repositories to Cambricon MLU and Hygon DCU / ROCm."""
+    import signal
+
+    # Over a file-size limit (ulimit -f) a write fails with EFBIG, which porter reports,
+    # instead of the signal that would kill it mid-write.
+    if hasattr(signal, "SIGXFSZ"):
+        try:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        except ValueError:  # not the main thread (porter called from a thread): left as it is
+            pass
 
 
 @main.command()
@@ -57,35 +66,66 @@ def main() -> None:
 @_target
 @_version
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Output tree (default: <SRC>_<target> beside SRC).")
-@click.option("--in-place", is_flag=True, help="Rewrite SRC itself (atomic writes).")
+@click.option("--in-place", is_flag=True, help="Rewrite SRC itself (atomic writes); the report goes to <SRC>_porter_report beside SRC.")
 @click.option("--diff", "diff_only", is_flag=True, help="Print the unified patch and write nothing.")
 @click.option("--force", is_flag=True, help="Write into a non-empty OUT.")
+@click.option("--report-dir", type=click.Path(path_type=Path), default=None,
+              help="Write the report files here and the LoRA files to DIR/porter_lora (default: OUT/porter_report and "
+                   "OUT/porter_lora; with --in-place: <SRC>_porter_report beside SRC). Never inside SRC.")
+@click.option("--max-file-size", "max_mb", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Files larger than this many MB are copied as they are, not converted (reported as skipped); 0: no limit.")
 @jobs_option
 @click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated).")
 @ignore_option
 @cache_options
 def convert(src: Path, target: str, version: str | None, out: Path | None, in_place: bool, diff_only: bool,
-            force: bool, jobs: int | None, select: str | None, ignore: str | None,
-            cache_dir: Path | None, no_cache: bool) -> None:
-    """Convert the CUDA repository SRC for TARGET."""
-    from porter.convert import ConvertOptions, convert as run_convert, patch_bytes
+            force: bool, report_dir: Path | None, max_mb: float, jobs: int | None, select: str | None,
+            ignore: str | None, cache_dir: Path | None, no_cache: bool) -> None:
+    """Convert the CUDA repository SRC for TARGET.
+
+    Exit codes: 0 done; 1 some files could not be converted; 2 usage error, or OUT, the
+    report or a file could not be written (one line names the path and the cause)."""
+    from porter.core.datafiles import disable_user_cache
+    from porter.core.files import describe
+
+    if no_cache:
+        disable_user_cache()
+    from porter.convert import ConvertOptions, convert as run_convert
     from porter.engine.output import DestinationError
 
     if in_place and (out or diff_only):
         raise click.UsageError("--in-place cannot be combined with --out or --diff")
+    if diff_only and report_dir:
+        raise click.UsageError("--diff writes nothing: it cannot be combined with --report-dir")
     version = checked_version(target, version)
     cache = chosen_cache_dir(cache_dir, no_cache)
-    opts = ConvertOptions(target, version, out, in_place, diff_only, force, jobs, codes(select), codes(ignore), cache)
+    max_bytes = int(max_mb * 1024 * 1024) if max_mb else None
+    opts = ConvertOptions(target, version, out, in_place, diff_only, force, jobs, codes(select), codes(ignore), cache,
+                          report_dir=report_dir, max_bytes=max_bytes)
     try:
-        run, report, out_dir = run_convert(src, opts)
+        done = run_convert(src, opts)
     except DestinationError as exc:
         raise click.UsageError(str(exc)) from exc
     except RuleError as exc:
         click.echo(f"porter: error in rules: {exc}", err=True)
         sys.exit(2)
+    except OSError as exc:
+        # OUT, a report file or a LoRA file could not be written: the path and the cause,
+        # and no report presented as complete.
+        click.echo(f"porter: error: {describe(exc)}", err=True)
+        sys.exit(2)
+    except Exception as exc:  # a porter bug: say so in one line, never a traceback
+        click.echo(f"porter: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(2)
     if diff_only:
-        sys.stdout.buffer.write(patch_bytes(run))
+        from porter.convert import patch_bytes
+
+        sys.stdout.buffer.write(patch_bytes(done.run))
         return
+    report = done.report
+    if done.removed_temporaries:
+        click.echo(f"porter: removed {len(done.removed_temporaries)} temporary file(s) an interrupted run left in {src}",
+                   err=True)
     s = report["summary"]
     sev = s["findings_by_severity"]
     click.echo(
@@ -95,10 +135,20 @@ def convert(src: Path, target: str, version: str | None, out: Path | None, in_pl
     )
     for f in report["files"]:
         if f["status"] in ("skipped", "failed"):
-            click.echo(f"porter: {f['status']}: {f['path']}: {f.get('reason', '')}", err=True)
-    click.echo(f"porter: output in {out_dir}; report in {out_dir / 'porter_report'}")
+            click.echo(f"porter: {f['status']}: {_shown(f['path'])}: {f.get('reason', '')}", err=True)
+    assert done.place is not None
+    click.echo(f"porter: output in {_shown(str(done.out))}; report in {_shown(str(done.place.report_dir))}")
+    if done.not_written:
+        click.echo(f"porter: error: {len(done.not_written)} file(s) could not be written (listed above as failed, "
+                   f"and in the report)", err=True)
+        sys.exit(2)
     if s["files_failed"]:
         sys.exit(1)
+
+
+def _shown(path: str) -> str:
+    """A path for the terminal: bytes that are not UTF-8 shown as \\xNN, never an encoding error."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 @main.command("rules")
@@ -147,13 +197,20 @@ def _indented(text: str) -> str:
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Where to write (default: TREE/porter_lora).")
 def lora_cmd(tree: Path, target: str, deepspeed: bool, out: Path | None) -> None:
     """Render the LoRA training entry point (porter_lora/) for a ported TREE."""
+    from porter.core.files import describe
     from porter.lora import render_lora
     from porter.core.tree import LORA_DIR
 
-    written = render_lora(tree, out or tree / LORA_DIR, target, deepspeed=deepspeed)
+    try:
+        # -o names the folder (made if missing); the default TREE/porter_lora is reached
+        # from TREE without following a link. Nothing below either is written through one.
+        written = render_lora(tree, out or tree / LORA_DIR, target, deepspeed=deepspeed,
+                              root=None if out else tree)
+    except OSError as exc:
+        click.echo(f"porter: error: {describe(exc)}", err=True)
+        sys.exit(2)
     for path in written:
         click.echo(f"porter: wrote {path}")
-
 
 
 def run() -> None:

@@ -2,18 +2,26 @@
 
 The copy of SRC into OUT starts first, in its own process; the pipelines, rules and
 reports are imported after that, while it runs (they are most of porter's start-up).
+
+Where the report goes: `OUT/porter_report/` and `OUT/porter_lora/` by default; with
+`--report-dir DIR` the report files in DIR and the LoRA files in `DIR/porter_lora/`; with
+`--in-place` (no --report-dir) in SRC's sibling `<SRC>_porter_report/`, never in SRC. A
+`porter_report` or `porter_lora` in SRC that porter did not write is the user's: porter
+refuses to write over it and names it (`--report-dir` writes elsewhere). No report or LoRA
+file is ever written through a symbolic link (core.files.write_beneath).
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from porter.engine.output import TreeWriter, check_destination, default_out
 from porter.core.fileset import FileSelection
-from porter.core.tree import LORA_DIR, REPORT_DIR
+from porter.core.tree import LORA_DIR, REPORT_DIR, REPORT_FILES, porters_own
+from porter.engine.output import DestinationError, TreeWriter, check_destination, default_out
 
 if TYPE_CHECKING:
     from porter.engine.runner import RunResult
@@ -34,6 +42,32 @@ class ConvertOptions:
     extend: tuple[str, ...] = ()  # extend-select (porter.config)
     files: FileSelection | None = None  # which files are scanned (default: .gitignore respected)
     rule_files: tuple[Path, ...] = ()  # the repository's own rules (`rules` in [tool.porter])
+    report_dir: Path | None = None  # None: OUT/porter_report (in place: <SRC>_porter_report)
+    max_bytes: int | None = 10 * 1024 * 1024  # larger files a pipeline handles are skipped
+
+
+@dataclass(frozen=True)
+class ReportPlace:
+    """Where the report and the LoRA files go: folders `rel` and `lora_rel` below `root`,
+    reached without following any link below `root`."""
+
+    root: Path
+    rel: str
+    lora_rel: str
+
+    @property
+    def report_dir(self) -> Path:
+        return self.root / self.rel if self.rel else self.root
+
+    @property
+    def lora_dir(self) -> Path:
+        return self.root / self.lora_rel
+
+
+def default_report_dir(src: Path) -> Path:
+    """Where --in-place puts its report: SRC's sibling `<name>_porter_report`."""
+    src = src.resolve()
+    return src.parent / f"{src.name}_porter_report"
 
 
 def patch_bytes(run: RunResult) -> bytes:
@@ -41,16 +75,118 @@ def patch_bytes(run: RunResult) -> bytes:
     return b"".join(r.diff for r in run.results if r.new_bytes is not None)
 
 
-def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | None]:
-    """Convert `src`; returns the run, the report and where OUT is (None for --diff)."""
+def report_place(src: Path, out: Path, opts: ConvertOptions) -> ReportPlace:
+    """Where this run's report goes, or DestinationError saying why it cannot go there."""
+    chosen = opts.report_dir if opts.report_dir is not None else (default_report_dir(src) if opts.in_place else None)
+    if chosen is None:
+        for name in (REPORT_DIR, LORA_DIR):
+            _not_users(src / name, name)
+            _no_link_or_file(out / name)
+        return ReportPlace(out, REPORT_DIR, LORA_DIR)
+    src_r, chosen_r = src.resolve(), chosen.resolve()
+    if chosen_r == src_r or src_r in chosen_r.parents:
+        raise DestinationError(f"report folder {chosen} is inside the source tree {src}; choose one outside it")
+    if not opts.in_place:
+        out_r = out.resolve()
+        if chosen_r == out_r:
+            raise DestinationError(f"report folder {chosen} is the output tree; choose a folder inside or beside it")
+        if out_r in chosen_r.parents:
+            rel = chosen_r.relative_to(out_r).as_posix()
+            if os.path.lexists(src / rel.split("/")[0]):
+                raise DestinationError(f"report folder {chosen} would mix the report with {src / rel.split('/')[0]} "
+                                       f"of the source tree; choose another folder")
+    if os.path.lexists(chosen) and not os.path.isdir(chosen):
+        raise DestinationError(f"report folder {chosen} exists and is not a folder")
+    for name in sorted(REPORT_FILES):
+        path = chosen / name
+        if os.path.lexists(path) and not (path.is_file() and not path.is_symlink() and _porters_file(path)):
+            raise DestinationError(f"{path} exists and is not a report porter wrote; porter does not write over it "
+                                   f"(choose another --report-dir)")
+    _no_link_or_file(chosen / LORA_DIR)
+    _not_users(chosen / LORA_DIR, LORA_DIR)
+    return ReportPlace(chosen, "", LORA_DIR)
+
+
+_MARKS = {
+    "report.json": lambda head: b'"schema_version"' in head and b'"porter_version"' in head,
+    "report.md": lambda head: head.startswith(b"# porter report"),
+    "report.html": lambda head: b"<title>porter report" in head,
+    "changes.patch": lambda head: head == b"" or head.startswith((b"diff --git ", b"\\ ")),
+}
+
+
+def _porters_file(path: Path) -> bool:
+    """Whether a report file in the report folder is one porter wrote (a run killed while
+    writing its report leaves some of them without report.json: a re-run writes over them)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return _MARKS[path.name](head)
+
+
+def _not_users(path: Path, name: str) -> None:
+    """Refuse a porter_report / porter_lora at `path` that is the user's (not porter's output)."""
+    if not os.path.lexists(path):
+        return
+    if path.is_symlink() or not path.is_dir() or not porters_own(str(path), name):
+        what = "a symbolic link" if path.is_symlink() else ("a folder" if path.is_dir() else "a file")
+        raise DestinationError(
+            f"{path} is {what} porter did not write, where porter writes its {name}; porter does not write "
+            f"over or through it: pass --report-dir DIR to write the report and LoRA files elsewhere")
+
+
+def _no_link_or_file(path: Path) -> None:
+    if path.is_symlink():
+        raise DestinationError(f"{path} is a symbolic link; porter never writes through a link "
+                               f"(remove it, or pass --report-dir DIR)")
+    if os.path.lexists(path) and not path.is_dir():
+        raise DestinationError(f"{path} exists and is not a folder; porter does not write over it "
+                               f"(remove it, or pass --report-dir DIR)")
+
+
+@dataclass
+class Converted:
+    """What a convert run did: the run (each file's final status), the report, OUT, where
+    the report went, and the files it could not write (path -> why)."""
+
+    run: RunResult
+    report: dict
     out: Path | None
+    place: ReportPlace | None = None
+    not_written: dict[str, str] | None = None
+    removed_temporaries: tuple[str, ...] = ()
+
+    def __iter__(self):  # `run, report, out = convert(...)`, as before
+        return iter((self.run, self.report, self.out))
+
+
+def convert(src: Path, opts: ConvertOptions) -> Converted:
+    """Convert `src`. Raises DestinationError (OUT or the report folder cannot be used) and
+    OSError (naming the path) when porter's own output cannot be written."""
+    out: Path | None
+    place: ReportPlace | None = None
     if opts.diff_only:
         out = None
     elif opts.in_place:
         out = src
+        place = report_place(src, out, opts)
     else:
         out = opts.out or default_out(src, opts.target)
         check_destination(src, out, opts.force)
+        place = report_place(src, out, opts)
+    if place is not None and (opts.in_place or opts.report_dir is not None):
+        # The report folder is made now: one that cannot be made (a read-only parent) stops
+        # the run before SRC is rewritten, not after.
+        from porter.core.files import open_dir_beneath
+
+        os.close(open_dir_beneath(place.root, place.rel))
+    removed: list[str] = []
+    if opts.in_place:
+        from porter.engine.output import remove_stale_temporaries
+
+        removed = remove_stale_temporaries(src)
     exclude = out.resolve() if out is not None and not opts.in_place else None
     # OUT is written while the files are converted: every file as it is in SRC, by a forked
     # process; the converted ones are written over their copies afterwards.
@@ -68,23 +204,45 @@ def convert(src: Path, opts: ConvertOptions) -> tuple[RunResult, dict, Path | No
     rules = load_rules(opts.target, opts.rule_files)
     active = ActiveRules(rules, Selection(opts.version, opts.select, opts.ignore, extend=opts.extend))
     cache = ResultCache(opts.cache_dir) if opts.cache_dir else None
-    run = convert_tree(src, active, opts.jobs, exclude, cache, opts.files)
-    report = build_report(run, rules, out)
+    run = convert_tree(src, active, opts.jobs, exclude, cache, opts.files, opts.max_bytes)
     if out is None:
-        return run, report, None
-    patch = patch_bytes(run)  # before an in-place write replaces SRC's files
+        return Converted(run, build_report(run, rules, out), None)
     if writer is not None:
         writer.write(run.results)
         writer.links(run.symlinks)
-        problems = writer.problems
+        writer.keep_dir_modes([r.path for r in run.results])
+        failures = writer.failures
     else:
-        problems = write_in_place(run)
-    for problem in problems:
-        print(f"porter: {problem}", file=sys.stderr)
-    write_reports(report, patch, out / REPORT_DIR, opts.cache_dir)
-    render_lora(out, out / LORA_DIR, opts.target, cache_dir=opts.cache_dir)
-    return run, report, out
+        failures = write_in_place(run)
+    # A file SRC would not let porter read cannot be copied either: it is failed already,
+    # with the reason that matters (it was never porter's to write).
+    unread = {r.path for r in run.results if r.status == "failed" and (r.reason or "").startswith("cannot read")}
+    failures = {path: why for path, why in failures.items() if path not in unread}
+    if failures:
+        _mark_not_written(run, failures)
+    report = build_report(run, rules, out)
+    write_reports(report, patch_bytes(run), place.root, place.rel, opts.cache_dir)
+    render_lora(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir, root=place.root)
+    return Converted(run, report, out, place, failures, tuple(removed))
 
+
+def _mark_not_written(run: RunResult, failures: dict[str, str]) -> None:
+    """A file porter could not write is a failure (never "changed"), and its change is not in
+    the patch: the patch and the report say what OUT (or SRC) holds."""
+    from porter.core.model import FileResult
+
+    seen = set()
+    results = []
+    for r in run.results:
+        why = failures.get(r.path)
+        if why is not None:
+            seen.add(r.path)
+            r = replace(r, status="failed", reason=why, new_bytes=None, diff=b"", edits=())
+        results.append(r)
+    for path, why in failures.items():
+        if path not in seen:  # a symlink
+            results.append(FileResult(path, "failed", kind="symlink", reason=why))
+    run.results = sorted(results, key=lambda r: r.path)
 
 
 # `porter.convert(src, target=...)` is the API (porter/api.py); this module stays importable

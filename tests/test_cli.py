@@ -84,7 +84,9 @@ def test_in_place_is_atomic_and_keeps_mode(tmp_path):
     assert "x.mlu()" in target.read_text()
     assert oct(target.stat().st_mode & 0o777) == oct(0o750)
     assert not list(src.rglob("*.porter-tmp"))
-    patch = (src / "porter_report" / "changes.patch").read_text()
+    # The report goes beside SRC, never into it (SRC holds the user's files only).
+    assert not (src / "porter_report").exists() and not (src / "porter_lora").exists()
+    patch = (tmp_path / "repo_porter_report" / "changes.patch").read_text()
     assert "-    return x.cuda()" in patch
 
 

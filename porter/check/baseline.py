@@ -30,7 +30,7 @@ def write_baseline(path: Path, result: CheckResult, findings: list[Checked] | tu
     ]
     data = {"schema_version": BASELINE_VERSION, "tool": "porter", "porter_version": __version__,
             "target": result.target, "target_version": result.version, "findings": entries}
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8", errors="backslashreplace")
     return len(entries)
 
 

@@ -48,7 +48,9 @@ def render_json(shown: Shown) -> str:
                            "applicability": r.applicability, "fix": r.fix}
                   for r in shown.rules.rules if r.code in used},
     }
-    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    # A file name that is not UTF-8 (surrogateescape) as a JSON escape, never an encoding error.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 RENDERERS: dict[str, Callable[[Shown], str]] = {

@@ -36,7 +36,7 @@ class Checked:
     @property
     def fingerprint(self) -> str:
         raw = "\0".join(map(str, self.key))
-        return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
+        return hashlib.sha256(raw.encode("utf-8", "surrogateescape")).hexdigest()[:32]  # names that are not UTF-8 too
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,9 @@ def render(shown: Shown) -> str:
         "properties": {"target": shown.result.target, "targetVersion": shown.result.version},
     }
     log = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
-    return json.dumps(log, indent=1, ensure_ascii=False) + "\n"
+    text = json.dumps(log, indent=1, ensure_ascii=False) + "\n"
+    # A file name that is not UTF-8 (surrogateescape) as a JSON escape, never an encoding error.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _rule(code: str, rule: Rule | None) -> dict:
@@ -70,7 +72,7 @@ def _result(checked: Checked, rule_index: int) -> dict:
         "level": _LEVELS[f.severity],
         "message": {"text": text},
         "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": quote(f.path), "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": {"uri": quote(f.path.encode("utf-8", "surrogateescape")), "uriBaseId": "%SRCROOT%"},
             "region": region,
         }}],
         "partialFingerprints": {FINGERPRINT_KEY: checked.fingerprint},

@@ -12,7 +12,8 @@ target_option = click.option("--target", "-t", type=click.Choice(TARGETS), requi
                              help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm).")
 version_option = click.option("--target-version", "version", default=None,
                               help="torch_mlu line for --target mlu (e.g. 2.1, 2.4); default: the newest.")
-jobs_option = click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: all cores).")
+jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
+                           help="Worker processes (default, or 0: all cores; 1: no worker processes).")
 ignore_option = click.option("--ignore", default=None, help="Skip rules whose code starts with one of these (comma-separated).")
 cache_dir_option = click.option(
     "--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from porter.core.files import describe, write_atomically
 from porter.reports.html import render_html
 from porter.reports.markdown import render_markdown
 
@@ -52,7 +53,11 @@ def report(report_json: Path, fmt: str, output: Path | None) -> None:
     """Render REPORT_JSON (a report.json, or the folder holding it) as HTML or Markdown."""
     path = _locate(report_json)
     patch_path = path.parent / "changes.patch"
-    patch = patch_path.read_bytes() if patch_path.is_file() else None
+    try:
+        patch = patch_path.read_bytes() if patch_path.is_file() else None
+    except OSError as exc:
+        click.echo(f"porter: error: {describe(exc)}", err=True)
+        sys.exit(2)
     try:
         text = render(load_report(path), fmt, patch)
     except ValueError as exc:
@@ -66,5 +71,12 @@ def report(report_json: Path, fmt: str, output: Path | None) -> None:
         click.echo(text, nl=False)
         return
     target = output or path.parent / f"report.{fmt}"
-    target.write_text(text, encoding="utf-8")
+    try:
+        # Whole or not at all (temporary file, then rename); a link at the name is replaced,
+        # never written through. A missing folder is an error, not made: -o names a file.
+        write_atomically(target, text.encode("utf-8", "backslashreplace"))
+    except OSError as exc:
+        click.echo(f"porter: error: {describe(exc if exc.filename else OSError(exc.errno, exc.strerror, str(target)))}",
+                   err=True)
+        sys.exit(2)
     click.echo(f"porter: wrote {target}")

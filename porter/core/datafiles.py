@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from porter.core.files import write_atomically
+from porter.core.files import write_beneath
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,10 +37,24 @@ def data_dir(name: str) -> Path:
     raise FileNotFoundError(f"porter data directory {name!r} not found in {candidates[0]} or {candidates[1]}")
 
 
+_USER_CACHE = [True]  # False after --no-cache: nothing is read from or written to it
+
+
 def default_cache_dir() -> Path:
     """porter's user cache directory (results, parsed data files, compiled templates)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "porter"
+
+
+def disable_user_cache() -> None:
+    """`--no-cache`: this process neither reads nor writes the user cache directory (parsed
+    data files and compiled templates included, not only results)."""
+    _USER_CACHE[0] = False
+
+
+def user_cache_dir() -> Path | None:
+    """The user cache directory, or None under --no-cache."""
+    return default_cache_dir() if _USER_CACHE[0] else None
 
 
 def load_toml(raw: bytes) -> dict:
@@ -49,17 +63,31 @@ def load_toml(raw: bytes) -> dict:
     tomllib is pure Python: porter's data files cost ~30 ms to parse, in every process, on
     every start. What they parse to (plain data) is kept as JSON in the user cache, keyed
     by the bytes, like __pycache__; without a usable cache directory they are parsed.
+    An entry is a header line (the source's hash and the payload's checksum), then the JSON:
+    one that does not verify, or does not hold a table, is parsed again, never trusted.
     Raises tomllib.TOMLDecodeError or UnicodeDecodeError for a malformed file.
     """
-    path = default_cache_dir() / "toml" / f"{hashlib.sha256(raw).hexdigest()}.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
+    cache = user_cache_dir()
+    digest = hashlib.sha256(raw).hexdigest()
+    rel = f"toml/{digest}.json"
+    if cache is not None:
+        try:
+            header, _, payload = (cache / rel).read_bytes().partition(b"\n")
+            meta = json.loads(header)
+            if (isinstance(meta, dict) and meta.get("source") == digest
+                    and meta.get("sha256") == hashlib.sha256(payload).hexdigest()):
+                data = json.loads(payload)
+                if isinstance(data, dict):
+                    return data
+        except (OSError, ValueError):
+            pass
     data = tomllib.loads(raw.decode("utf-8"))
+    if cache is None:
+        return data
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, json.dumps(data).encode("utf-8"))
+        payload = json.dumps(data).encode("utf-8")
+        header = json.dumps({"source": digest, "sha256": hashlib.sha256(payload).hexdigest()}).encode("utf-8")
+        write_beneath(cache, rel, header + b"\n" + payload)
     except (OSError, TypeError, ValueError):
         pass  # not cacheable (a TOML date has no JSON form) or not writable: parsed next time too
     return data

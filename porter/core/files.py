@@ -5,7 +5,10 @@ In-place conversion, the result cache and the parsed-data cache all write throug
 
 from __future__ import annotations
 
+import errno
 import os
+import re
+import stat
 from pathlib import Path
 
 
@@ -16,7 +19,7 @@ def write_atomically(path: Path, data: bytes, *, mode: int | None = None, durabl
     The temporary name is this process's own (no other live process has its pid) and is
     never followed if something put a link there. `durable` also syncs the data to disk
     before the rename (the user's own files); `mode` sets the new file's permissions.
-    Raises OSError; the temporary file is removed on failure.
+    Raises OSError naming `path`; the temporary file is removed on failure.
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.porter-tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
@@ -29,9 +32,190 @@ def write_atomically(path: Path, data: bytes, *, mode: int | None = None, durabl
                 os.fsync(fh.fileno())
         os.chmod(tmp, 0o644 if mode is None else mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None  # the path, not the temporary
         raise
+
+
+# --- porter's own outputs: written beneath a root, never through a link -------------------
+
+TEMP_SUFFIX = ".porter-tmp"
+
+
+class LinkRefused(OSError):
+    """A path porter was to write through is a symbolic link: refused, never followed."""
+
+
+def describe(exc: OSError) -> str:
+    """One line naming the path and the cause of an OSError: `PATH: cause`."""
+    where = exc.filename if exc.filename is not None else "?"
+    if isinstance(where, bytes):
+        where = os.fsdecode(where)
+    return f"{where}: {exc.strerror or exc}"
+
+
+def _refuse_link(path: str) -> LinkRefused:
+    return LinkRefused(errno.ELOOP, "is a symbolic link; porter never writes through a link", path)
+
+
+def _parts(rel: str) -> list[str]:
+    parts = rel.split("/")
+    if not rel or any(p in ("", ".", "..") for p in parts):
+        raise OSError(errno.EINVAL, "not a plain relative path", rel)
+    return parts
+
+
+def open_dir_beneath(root: Path, rel: str = "", *, create: bool = True, mode: int = 0o777) -> int:
+    """A file descriptor of the directory `root/rel`, reached without following any link below
+    `root` (made if missing and `create`); `root` itself is made if missing (it is the path
+    the user named). Raises LinkRefused for a link on the way, OSError naming the path else."""
+    root_s = str(root)
+    try:
+        if create:
+            os.makedirs(root_s, exist_ok=True)
+        fd = os.open(root_s, os.O_RDONLY | os.O_DIRECTORY)
+    except FileExistsError as exc:
+        raise OSError(errno.ENOTDIR, "exists and is not a directory", root_s) from exc
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, exc.filename or root_s) from exc
+    path = root_s
+    try:
+        for name in (_parts(rel) if rel else []):
+            path = f"{path}/{name}"
+            try:
+                st = os.lstat(name, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise OSError(errno.ENOENT, "no such directory", path) from None
+                try:
+                    os.mkdir(name, mode, dir_fd=fd)
+                except FileExistsError:
+                    pass  # another process made it: checked below like any other
+                st = os.lstat(name, dir_fd=fd)
+            if stat.S_ISLNK(st.st_mode):
+                raise _refuse_link(path)
+            if not stat.S_ISDIR(st.st_mode):
+                raise OSError(errno.ENOTDIR, "exists and is not a directory", path)
+            try:
+                nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # swapped for a link meanwhile
+                    raise _refuse_link(path) from None
+                raise OSError(exc.errno, exc.strerror, path) from None
+            os.close(fd)
+            fd = nfd
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _write_fd(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def write_beneath(root: Path, rel: str, data: bytes, *, mode: int | None = None) -> Path:
+    """Write porter's own output file `root/rel` (a report, the patch, a LoRA file, a cache
+    entry): folders made as needed, never through a symbolic link below `root`, through a
+    temporary file renamed over the old one (a reader, or a crash, sees the old file or the
+    new one; a hard link elsewhere keeps its old content). Returns the path written.
+
+    Raises LinkRefused (a link on the way or at `rel`) or OSError whose filename is the path
+    concerned (no space left, file too large, not a directory, permission denied)."""
+    folder, _, name = rel.rpartition("/")
+    _parts(name)
+    path = f"{root}/{rel}"
+    mode = (0o666 & ~_umask()) if mode is None else mode
+    dfd = open_dir_beneath(root, folder)
+    tmp = f".{name}.{os.getpid()}{TEMP_SUFFIX}"
+    try:
+        try:
+            st = os.lstat(name, dir_fd=dfd)
+        except FileNotFoundError:
+            st = None
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            raise _refuse_link(path)
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise OSError(errno.EISDIR, "exists and is a directory", path)
+        try:
+            os.unlink(tmp, dir_fd=dfd)
+        except FileNotFoundError:
+            pass
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dfd)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, path) from None
+        try:
+            try:
+                _write_fd(fd, data)
+                os.fchmod(fd, mode)
+            finally:
+                os.close(fd)
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException as exc:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+            if isinstance(exc, OSError) and not isinstance(exc, LinkRefused):
+                raise OSError(exc.errno, exc.strerror, path) from None
+            raise
+    finally:
+        os.close(dfd)
+    return Path(path)
+
+
+def remove_beneath(root: Path, rel: str) -> None:
+    """Remove porter's own file `root/rel` if it is there (a link there is removed, not
+    followed); folders are reached as by write_beneath. Raises OSError naming the path."""
+    folder, _, name = rel.rpartition("/")
+    _parts(name)
+    dfd = open_dir_beneath(root, folder)
+    try:
+        os.unlink(name, dir_fd=dfd)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, f"{root}/{rel}") from None
+    finally:
+        os.close(dfd)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_STALE = re.compile(r"\A\.(.+)\.([0-9]+)" + re.escape(TEMP_SUFFIX) + r"\Z", re.S)
+
+
+def stale_temporary(folder: str, name: str) -> bool:
+    """Whether `folder/name` is a temporary file a porter process made and left behind (it was
+    killed): porter's name pattern, a regular file, and no live process has its pid."""
+    m = _STALE.match(name)
+    if m is None:
+        return False
+    try:
+        st = os.lstat(f"{folder}/{name}")
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    pid = int(m.group(2))
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError, OSError):
+        return False
+    return False  # a live process: maybe another porter writing right now

@@ -14,9 +14,12 @@ import jinja2
 
 @lru_cache(maxsize=None)
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    from porter.core.datafiles import default_cache_dir
+    from porter.core.datafiles import user_cache_dir
 
-    folder = default_cache_dir() / "jinja"
+    cache = user_cache_dir()
+    if cache is None:  # --no-cache
+        return None
+    folder = cache / "jinja"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         if not os.access(folder, os.W_OK):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,17 +14,27 @@ REPORT_DIR = "porter_report"
 LORA_DIR = "porter_lora"
 
 
+REPORT_FILES = frozenset({"changes.patch", "report.json", "report.md", "report.html"})
+
+
 @dataclass(frozen=True)
 class Entry:
     rel: str  # POSIX-style path relative to the tree root
     is_symlink: bool
+    # Set for what is neither read nor copied, with the reason the report gives:
+    skipped: str | None = None  # special files (pipes, sockets, devices), porter's old outputs
+    failed: str | None = None  # what cannot be read (an unreadable folder)
 
 
 def walk(root: Path, exclude: Path | None = None,
          prune: Callable[[str, str], bool] | None = None) -> Iterator[Entry]:
     """Regular files and symlinks under root, sorted, without descending into symlinked
-    directories. Sockets, pipes and devices are left out: reading a named pipe would wait
-    forever, and none of them belongs in a ported tree.
+    directories. Sockets, pipes and devices are never read (reading a named pipe would wait
+    forever) but are yielded with `skipped` set; a folder that cannot be read is yielded
+    with `failed` set: the report lists both, nothing is dropped silently. porter's own
+    outputs of an earlier run (porter_report/, porter_lora/ at the top, as porter writes
+    them) are yielded once each, skipped; a folder of those names that is not porter's is
+    the user's and walked like any other.
 
     On os.scandir, whose entries know their own type: no extra system call per file.
     `prune(rel, path)` says which folders not to enter (the file selection of a scan).
@@ -36,20 +47,65 @@ def _walk(folder: str, rel_dir: str, exclude: str | None, prune: Callable[[str, 
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
-    except OSError:
-        return  # unreadable folder: nothing to convert in it
+    except OSError as exc:
+        if rel_dir:  # the root itself is the caller's to check
+            yield Entry(rel_dir, False, failed=f"cannot read folder: {exc.strerror}")
+        return
     subdirs = []
     for entry in entries:
         rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
         if entry.is_symlink():
             yield Entry(rel, True)
         elif entry.is_dir():
-            if entry.name in SKIP_DIRS or (not rel_dir and entry.name in (REPORT_DIR, LORA_DIR)) or entry.path == exclude:
+            if entry.name in SKIP_DIRS or entry.path == exclude:
+                continue
+            if not rel_dir and entry.name in (REPORT_DIR, LORA_DIR) and porters_own(entry.path, entry.name):
+                yield Entry(rel, False, skipped="porter's output of an earlier run: not converted or copied")
                 continue
             if prune is not None and prune(rel, entry.path):
                 continue
             subdirs.append((entry.path, rel))
         elif entry.is_file():
             yield Entry(rel, False)
+        else:
+            yield Entry(rel, False, skipped=f"{_special_kind(entry)}: not read or copied")
     for path, rel in subdirs:
         yield from _walk(path, rel, exclude, prune)
+
+
+def _special_kind(entry: os.DirEntry) -> str:
+    try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError:
+        return "special file"
+    if stat.S_ISFIFO(mode):
+        return "named pipe (special file)"
+    if stat.S_ISSOCK(mode):
+        return "socket (special file)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device (special file)"
+    return "special file"
+
+
+def porters_own(path: str, name: str) -> bool:
+    """Whether the folder `path` (named porter_report or porter_lora) is what porter writes:
+    a report folder holds only the report files and its report.json is porter's; a LoRA
+    folder holds porter's entry point (train_lora.py, run_lora.sh) and nothing but the files
+    porter renders. Anything else there is the user's."""
+    try:
+        names = set(os.listdir(path))
+    except OSError:
+        return False
+    if name == REPORT_DIR:
+        if "report.json" not in names or not names <= REPORT_FILES:
+            return False
+        try:
+            with open(f"{path}/report.json", "rb") as fh:
+                head = fh.read(4096)
+        except OSError:
+            return False
+        return b'"schema_version"' in head and b'"porter_version"' in head
+    return {"train_lora.py", "run_lora.sh"} <= names and names <= _LORA_FILES
+
+
+_LORA_FILES = frozenset({"train_lora.py", "run_lora.sh", "README.md", "ds_config.json", "ds_config_zero3.json", "llamafactory"})

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from porter import __version__
-from porter.core.files import write_atomically
 from porter.core.datafiles import data_dir
+from porter.core.files import write_beneath
 from porter.core.model import Edit, EditRecord, FileCheck, FileResult, Finding, plain
 from porter.engine.parallel import map_files
 
@@ -60,7 +60,9 @@ def code_fingerprint() -> str:
 def cache_key(data: bytes, rel: str, context: str) -> str:
     """Key of one file's result: its bytes, its path (file types depend on it), the run context."""
     h = hashlib.sha256()
-    for part in (__version__.encode(), code_fingerprint().encode(), context.encode(), rel.encode(), data):
+    # A name that is not UTF-8 (surrogateescape) keys by its bytes.
+    for part in (__version__.encode(), code_fingerprint().encode(), context.encode(),
+                 rel.encode("utf-8", "surrogateescape"), data):
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)
     return h.hexdigest()
@@ -84,7 +86,7 @@ class ResultCache:
             return None
 
     def put(self, key: str, result: Any) -> None:
-        _write(self._path(key), key, self.encode(result))
+        _write(self.directory, f"{key[:2]}/{key}.json", key, self.encode(result))
 
     def get_many(self, context: str, keys: Sequence[str]) -> list[Any | None]:
         """The results stored under `keys` in the newest packs of `context` (None: not found)."""
@@ -105,7 +107,8 @@ class ResultCache:
         """Store one run's results as a new pack of `context`; drop the oldest packs."""
         folder = self._pack_folder(context)
         name = _digest(json.dumps(sorted(results)))[:32]
-        _write(folder / f"{name}-{os.getpid()}.json", name, {k: self.encode(r) for k, r in results.items()})
+        _write(self.directory, f"{folder.relative_to(self.directory).as_posix()}/{name}-{os.getpid()}.json", name,
+               {k: self.encode(r) for k, r in results.items()})
         for old in self._packs(context)[self.PACKS_KEPT:]:
             try:
                 old.unlink()
@@ -141,13 +144,16 @@ def _read(path: Path, key: str) -> Any:
     return json.loads(payload)
 
 
-def _write(path: Path, key: str, data: Any) -> None:
-    payload = json.dumps(data, separators=(",", ":")).encode("utf-8")
-    header = json.dumps({"key": key, "sha256": hashlib.sha256(payload).hexdigest()}).encode("utf-8")
-    # Atomic: a reader (another run sharing the directory) sees the old entry or the new one.
+def _write(root: Path, rel: str, key: str, data: Any) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, header + b"\n" + payload)
+        payload = json.dumps(data, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError):
+        return  # not storable: computed again next time
+    header = json.dumps({"key": key, "sha256": hashlib.sha256(payload).hexdigest()}).encode("utf-8")
+    # Atomic, and never through a link planted in the cache directory: a reader (another run
+    # sharing the directory) sees the old entry or the new one.
+    try:
+        write_beneath(root, rel, header + b"\n" + payload)
     except OSError:
         pass  # a cache that cannot be written only costs time
 
@@ -159,11 +165,16 @@ def _digest(payload: str) -> str:
 def cached_map(work: Callable[[T], R], tasks: Sequence[T], keys: Sequence[str], size: Callable[[T], int],
                jobs: int | None, cache: ResultCache | None, context: str = "",
                keep: Callable[[R], bool] = lambda r: True,
-               bundle: Callable[[T], str | None] = lambda t: None) -> list[R]:
+               bundle: Callable[[T], str | None] = lambda t: None,
+               path_of: Callable[[T], str] | None = None) -> list[R]:
     """`map_files(work, tasks, size, jobs, bundle)`, answering from the cache's packs of
     `context` where an entry verifies, and storing this run's results that `keep` accepts
-    (not porter's own failures) as a new pack when any had to be computed."""
+    (not porter's own failures) as a new pack when any had to be computed. With `path_of`, a
+    cached result must name its task's path (`result.path`): an entry that names another path
+    (one outside OUT, say) is not trusted, it is computed again."""
     results: list[R | None] = cache.get_many(context, keys) if cache is not None else [None] * len(tasks)
+    if path_of is not None:
+        results = [r if r is None or getattr(r, "path", None) == path_of(t) else None for r, t in zip(results, tasks)]
     missing = [i for i, r in enumerate(results) if r is None]
     for i, result in zip(missing, map_files(work, [tasks[i] for i in missing], size, jobs, bundle)):
         results[i] = result

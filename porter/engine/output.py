@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from porter.core.files import write_atomically
+from porter.core.files import TEMP_SUFFIX, stale_temporary, write_atomically
 from porter.core.model import FileResult
 from porter.engine.parallel import ForkedMap
 from porter.core.tree import walk
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 # Trees with fewer files are copied here and now: forking costs more.
 _BACKGROUND_WRITES = 64
+
+
+_LINKED_DIR = "not written: its directory in OUT is a symbolic link (it leads outside OUT); porter never writes through one"
 
 
 class DestinationError(Exception):
@@ -44,6 +47,8 @@ def check_destination(src: Path, out: Path, force: bool) -> None:
         raise DestinationError(f"output {out} is inside the source tree {src}; choose a directory outside it")
     if out_r in src_r.parents:
         raise DestinationError(f"output {out} contains the source tree {src}; choose another directory")
+    if os.path.lexists(out) and not out.is_dir():
+        raise DestinationError(f"output {out} exists and is not a folder; porter does not write over it (even with --force)")
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise DestinationError(f"output {out} exists and is not empty; pass --force to write into it")
 
@@ -96,11 +101,13 @@ class TreeWriter:
     def __init__(self, src: Path, out: Path, background: bool = True) -> None:
         self.src, self.out = src, out
         self.background = background  # False: every write in this process (--jobs 1)
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(parents=True, exist_ok=True)  # OSError (naming OUT) when it cannot be made
         self.dirs = _Dirs(out)
         self.fresh = not any(out.iterdir())
         self.problems: list[str] = []
+        self.failures: dict[str, str] = {}  # path -> why it was not written
         self.copied: set[str] = set()  # copied as in SRC
+        self.walked: set[str] | None = None  # the regular files start_copy found
         self.failed: set[str] = set()  # not written; the problem is said once
         self._copying: tuple[ForkedMap, list[str]] | None = None
         umask = os.umask(0)
@@ -109,7 +116,9 @@ class TreeWriter:
 
     def start_copy(self, exclude: Path | None = None) -> None:
         """Copy every regular file of SRC into OUT as it is, beside this process's work."""
-        rels = [entry.rel for entry in walk(self.src, exclude) if not entry.is_symlink]
+        rels = [entry.rel for entry in walk(self.src, exclude)
+                if not entry.is_symlink and entry.skipped is None and entry.failed is None]
+        self.walked = set(rels)
         if self.background and len(rels) >= _BACKGROUND_WRITES:
             self._copying = ForkedMap(self._copy, rels, jobs=2), rels  # this process joins in `write`
         else:
@@ -124,6 +133,8 @@ class TreeWriter:
         for result in results:
             if result.path in self.failed:
                 continue
+            if result.new_bytes is None and self.walked is not None and result.path not in self.walked:
+                continue  # not a regular file (a pipe, porter's old report): reported, never copied
             if result.path in self.copied:
                 if result.new_bytes is not None:
                     self._record([result.path], [self._replace(result.path, result.new_bytes)])
@@ -133,7 +144,8 @@ class TreeWriter:
     def _record(self, rels: list[str], outcomes: list[str | None]) -> None:
         for rel, problem in zip(rels, outcomes):
             if problem:
-                self.problems.append(problem)
+                self.problems.append(f"{rel}: {problem}")
+                self.failures[rel] = problem
                 self.failed.add(rel)
                 self.copied.discard(rel)
             else:
@@ -142,50 +154,97 @@ class TreeWriter:
     def _copy(self, rel: str, data: bytes | None = None) -> str | None:
         """Write SRC's file `rel` (or `data` instead of its bytes) into OUT with SRC's mode;
         None, or what went wrong. It may run in a forked process: it changes nothing of this
-        object but the directory cache."""
-        if not self.dirs.ready(rel.rpartition("/")[0]):
-            return f"{rel}: not written, its directory in OUT leads outside OUT"
-        source, dest = f"{self.src}/{rel}", f"{self.out}/{rel}"  # strings: this runs for every file
-        if not self.fresh and (os.path.islink(dest) or os.path.isdir(dest)):
-            _remove(Path(dest))
+        object but the directory cache.
+
+        In an OUT that was not empty, what is at the file's place is removed first, never
+        written through: a symlink, or a hard link to another file (SRC's own, say), keeps
+        what it points at."""
+        if not _plain_rel(rel):
+            return "not written: not a path inside OUT"
         try:
+            if not self.dirs.ready(rel.rpartition("/")[0]):
+                return _LINKED_DIR
+        except OSError as exc:
+            return f"not written: {exc.strerror}"
+        source, dest = f"{self.src}/{rel}", f"{self.out}/{rel}"  # strings: this runs for every file
+        try:
+            if not self.fresh and os.path.lexists(dest):
+                _remove(Path(dest))
             if data is None:
                 shutil.copyfile(source, dest)
             else:
-                with open(dest, "wb") as fh:
+                fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+                with os.fdopen(fd, "wb") as fh:
                     fh.write(data)
             mode = stat.S_IMODE(os.stat(source).st_mode)
-            if mode != self.new_file_mode or not self.fresh:
+            if mode != self.new_file_mode or not self.fresh or data is not None:
                 os.chmod(dest, mode)
             return None
         except OSError as exc:
-            return f"{rel}: not written: {exc.strerror}"
+            return f"not written: {exc.strerror}"
 
     def _replace(self, rel: str, data: bytes) -> str | None:
         """New bytes into the copy made of `rel` (which already has its mode)."""
-        if not self.dirs.ready(rel.rpartition("/")[0]):  # checked again here: never through a link
-            return f"{rel}: not written, its directory in OUT leads outside OUT"
+        if not _plain_rel(rel):
+            return "not written: not a path inside OUT"
         try:
-            with open(f"{self.out}/{rel}", "wb") as fh:
+            if not self.dirs.ready(rel.rpartition("/")[0]):  # checked again here: never through a link
+                return _LINKED_DIR
+            # The copy was made by this run; O_NOFOLLOW in case a link took its place since.
+            fd = os.open(f"{self.out}/{rel}", os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+            with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             return None
         except OSError as exc:
-            return f"{rel}: not written: {exc.strerror}"
+            return f"not written: {exc.strerror}"
 
     def links(self, symlinks: list[str]) -> None:
         for rel in symlinks:
+            problem = self._link(rel)
+            if problem:
+                self.problems.append(f"{rel}: {problem}")
+                self.failures[rel] = problem
+
+    def _link(self, rel: str) -> str | None:
+        if not _plain_rel(rel):
+            return "not written: not a path inside OUT"
+        try:
             if not self.dirs.ready(rel.rpartition("/")[0]):
-                self.problems.append(f"{rel}: not written, its directory in OUT leads outside OUT")
-                continue
+                return _LINKED_DIR
             dest = self.out / rel
             if dest.is_symlink() or dest.exists():
                 _remove(dest)
             os.symlink(os.readlink(self.src / rel), dest)
+            return None
+        except OSError as exc:
+            return f"not written: {exc.strerror}"
+
+    def keep_dir_modes(self, rels: list[str]) -> None:
+        """Give each folder of OUT that holds files of SRC the mode of SRC's folder (0700
+        stays 0700), deepest first, so a read-only folder is closed after its files."""
+        dirs: set[str] = set()
+        for rel in rels:
+            head = rel.rpartition("/")[0]
+            while head and head not in dirs:
+                dirs.add(head)
+                head = head.rpartition("/")[0]
+        for rel_dir in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
+            dest = f"{self.out}/{rel_dir}"
+            try:
+                if not self.dirs.ready(rel_dir):
+                    continue
+                mode = stat.S_IMODE(os.stat(f"{self.src}/{rel_dir}").st_mode)
+                st = os.lstat(dest)
+                if stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) != mode:
+                    os.chmod(dest, mode)
+            except OSError:
+                continue  # the folder's files are written; its mode is the default one
 
 
-def write_in_place(run: RunResult) -> list[str]:
-    """Replace each changed file of SRC atomically, keeping its mode."""
-    problems: list[str] = []
+def write_in_place(run: RunResult) -> dict[str, str]:
+    """Replace each changed file of SRC atomically, keeping its mode; {path: why} for each
+    file that could not be written (it is left as it was)."""
+    failures: dict[str, str] = {}
     for result in run.results:
         if result.new_bytes is None:
             continue
@@ -193,8 +252,31 @@ def write_in_place(run: RunResult) -> list[str]:
         try:
             atomic_write(path, result.new_bytes)
         except OSError as exc:
-            problems.append(f"{result.path}: not written: {exc.strerror}")
-    return problems
+            failures[result.path] = f"not written: {exc.strerror}"
+    return failures
+
+
+def remove_stale_temporaries(src: Path) -> list[str]:
+    """Remove the temporary files (`.NAME.<pid>.porter-tmp`) an in-place run left in SRC when
+    it was killed: only porter's, only of processes that are gone. Returns their paths."""
+    removed = []
+    for entry in walk(src):
+        folder, _, name = entry.rel.rpartition("/")
+        if entry.is_symlink or not name.endswith(TEMP_SUFFIX):
+            continue
+        base = f"{src}/{folder}" if folder else str(src)
+        if stale_temporary(base, name):
+            try:
+                os.unlink(f"{base}/{name}")
+                removed.append(entry.rel)
+            except OSError:
+                pass
+    return removed
+
+
+def _plain_rel(rel: str) -> bool:
+    """A path relative to the tree that stays inside it (no `..`, not absolute, no empty part)."""
+    return bool(rel) and not rel.startswith("/") and all(p not in ("", ".", "..") for p in rel.split("/"))
 
 
 def atomic_write(path: Path, data: bytes) -> None:

@@ -71,8 +71,17 @@ def convert_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileRe
         return FileResult(rel, "changed", kind=kind, edits=fixed.records, findings=fixed.findings,
                           new_bytes=found.encode(fixed.new_text), apis=found.apis,
                           reason=f"{fixed.dropped} overlapping edit(s) dropped" if fixed.dropped else None)
+    except (RecursionError, MemoryError) as exc:  # the file, not porter: CPython cannot compile it either
+        return FileResult(rel, "skipped", kind=kind, reason=too_complex(exc))
     except Exception as exc:  # a porter bug must not stop the run: report it for this file
         return FileResult(rel, "failed", kind=kind, reason=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def too_complex(exc: BaseException) -> str:
+    """Why a file is skipped whose syntax tree is too deep or too large to build (a 10,000-branch
+    elif chain, a 5,000-term expression): CPython's own compiler gives up on those too."""
+    what = "too deeply nested" if isinstance(exc, RecursionError) else "too large"
+    return f"{what} for Python's parser ({type(exc).__name__}); copied as it is, not converted"
 
 
 def line_hash(line_text: str) -> str:
@@ -96,6 +105,8 @@ def check_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileChec
         index = found.line_index()
         hashes = tuple(line_hash(index.line_text(f.line)) if f.line <= len(index.starts) else "" for f in findings)
         return FileCheck(rel, kind, tuple(findings), hashes, found.apis, suppressed)
+    except (RecursionError, MemoryError) as exc:
+        return FileCheck(rel, kind, skipped=too_complex(exc))
     except Exception as exc:  # a porter bug must not stop the run: report it for this file
         return FileCheck(rel, kind, error=f"internal error: {type(exc).__name__}: {exc}")
 

@@ -17,11 +17,11 @@ from typing import TypeVar
 
 from porter.core.fileset import FileSelection
 from porter.core.model import FileCheck, FileResult
-from porter.core.tree import LORA_DIR, walk
+from porter.core.tree import LORA_DIR, REPORT_DIR, walk
 from porter.engine.cache import ResultCache, cache_key, cached_map
 from porter.engine.parallel import NOT_PYTHON
 from porter.engine.pipeline import check_file, convert_file
-from porter.engine.sources import read_source
+from porter.engine.sources import MAX_FILE_MB, TooLarge, read_source
 from porter.engine.vendor_paths import KIND as VENDOR_KIND, kept_finding, vendor_word
 from porter.core.patch import file_diff
 from porter.rules import ActiveRules
@@ -80,7 +80,8 @@ class _Tree:
 
 def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: bool,
                unreadable: Callable[[str, str], object], other: Callable[[str], object | None],
-               kept: Callable[[str, str, object], object], files: FileSelection | None = None) -> _Tree:
+               kept: Callable[[str, str, object], object], skipped: Callable[[str, str], object],
+               max_bytes: int | None, files: FileSelection | None = None) -> _Tree:
     tree = _Tree()
     vendor_rules = rules.of_kind(VENDOR_KIND)
     root = str(src)
@@ -88,16 +89,27 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
     # The file selection (porter/core/fileset.py): .gitignore, excludes, explicit files.
     chosen = (files or FileSelection()).matcher(src)
     for entry in chosen.entries(exclude):
-        (tree.symlinks if entry.is_symlink else entries).append(entry.rel)
+        if entry.failed is not None:
+            tree.early.append(unreadable(entry.rel, entry.failed))
+        elif entry.skipped is not None:
+            # check: porter's LoRA files are checked below, file by file; its report is not code
+            if not (with_lora and entry.rel in (LORA_DIR, REPORT_DIR)):
+                tree.early.append(skipped(entry.rel, entry.skipped))
+        else:
+            (tree.symlinks if entry.is_symlink else entries).append(entry.rel)
     lora = src / LORA_DIR
     if with_lora and chosen.selection.only is None and lora.is_dir() and not lora.is_symlink():
         # porter's own entry point is checked too: it is code the user will run on the target.
-        entries += [f"{LORA_DIR}/{e.rel}" for e in walk(lora, exclude) if not e.is_symlink]
+        entries += [f"{LORA_DIR}/{e.rel}" for e in walk(lora, exclude)
+                    if not e.is_symlink and e.skipped is None and e.failed is None]
     for rel in entries:
         try:
-            data, kind = read_source(root, rel)
+            data, kind = read_source(root, rel, max_bytes)
         except OSError as exc:
             tree.early.append(unreadable(rel, f"cannot read: {exc.strerror}"))
+            continue
+        except TooLarge as exc:
+            tree.early.append(skipped(rel, exc.reason))
             continue
         if kind is None:
             answer = other(rel)
@@ -120,17 +132,21 @@ def _run(work: Callable[[Task], R], tree: _Tree, rules: ActiveRules, mode: str, 
     context = f"{mode}|{rules.target}|{rules.ruleset.digest}|{rules.selection.key}"
     keys = [cache_key(t.data, t.rel, context + (f"|-{','.join(t.ignore)}" if t.ignore else "")) for t in tree.tasks] if cache else []
     return cached_map(work, tree.tasks, keys, lambda t: len(t.data), jobs, cache, context, keep=keep,
-                      bundle=lambda t: None if t.kind == "python" else NOT_PYTHON)
+                      bundle=lambda t: None if t.kind == "python" else NOT_PYTHON, path_of=lambda t: t.rel)
 
 
 def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: Path | None = None,
-                 cache: ResultCache | None = None, files: FileSelection | None = None) -> RunResult:
-    """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache."""
+                 cache: ResultCache | None = None, files: FileSelection | None = None,
+                 max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> RunResult:
+    """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache.
+    Files a pipeline handles that are over `max_bytes` are skipped (copied as they are)."""
     tree = _read_tree(
         src, rules, exclude, with_lora=False,
         unreadable=lambda rel, why: FileResult(rel, "failed", kind="other", reason=why),
         other=lambda rel: FileResult(rel, "unchanged", kind="other"),
         kept=lambda rel, kind, finding: FileResult(rel, "unchanged", kind=kind, findings=(finding,) if finding else ()),
+        skipped=lambda rel, why: FileResult(rel, "skipped", kind="other", reason=why),
+        max_bytes=max_bytes,
         files=files,
     )
     results = tree.early + _run(_convert, tree, rules, "convert", jobs, cache, keep=lambda r: r.status != "failed")
@@ -140,13 +156,16 @@ def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude
 
 
 def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: Path | None = None,
-               cache: ResultCache | None = None, files: FileSelection | None = None) -> list[FileCheck]:
+               cache: ResultCache | None = None, files: FileSelection | None = None,
+               max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> list[FileCheck]:
     """Check every file under `src` (and its porter_lora/). Reads only SRC; writes only the cache."""
     tree = _read_tree(
         src, rules, exclude, with_lora=True,
         unreadable=lambda rel, why: FileCheck(rel, skipped=why),
         other=lambda rel: FileCheck(rel),
         kept=lambda rel, kind, finding: FileCheck(rel, kind, (finding,), ("",)) if finding else FileCheck(rel, kind),
+        skipped=lambda rel, why: FileCheck(rel, skipped=why),
+        max_bytes=max_bytes,
         files=files,
     )
     results = tree.early + _run(_check, tree, rules, "check", jobs, cache, keep=lambda r: r.error is None)

@@ -3,25 +3,52 @@
 
 from __future__ import annotations
 
+import os
+
 from porter.engine.registry import head_matters, type_for
 
 HEAD = 256  # bytes a file type may be recognised by (a shebang)
+MAX_FILE_MB = 10  # default of --max-file-size: larger files are copied as they are, not converted
 
 
-def read_source(root: str, rel: str) -> tuple[bytes, str | None]:
+class TooLarge(Exception):
+    """A file a pipeline handles is larger than the limit: its size in bytes."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(size, limit)
+        self.size, self.limit = size, limit
+
+    @property
+    def reason(self) -> str:
+        mb = 1024 * 1024
+        return (f"larger than {self.limit / mb:g} MB ({self.size / mb:.1f} MB): copied as it is, "
+                f"not converted (--max-file-size raises the limit)")
+
+
+def read_source(root: str, rel: str, max_bytes: int | None = None) -> tuple[bytes, str | None]:
     """(bytes, file type) of the file `rel` of the tree at `root`: the whole file and its type
     when a pipeline handles it, else only its head (nothing when its name alone says no
     pipeline wants it) and None. (Plain strings: this runs for every file of the tree, and
-    pathlib costs more than the read.)"""
+    pathlib costs more than the read.) Raises TooLarge for a file a pipeline handles that
+    is over `max_bytes` (parsing a 50 MB Python file costs minutes and gigabytes)."""
     if not head_matters(rel):  # the name decides: one read, or none
         found = type_for(rel, b"")
         if found is None:
             return b"", None
         with open(f"{root}/{rel}", "rb") as fh:
+            _check_size(fh, max_bytes)
             return fh.read(), found.name
     with open(f"{root}/{rel}", "rb") as fh:
         head = fh.read(HEAD)
         found = type_for(rel, head)
         if found is None:
             return head, None
+        _check_size(fh, max_bytes)
         return head + fh.read(), found.name
+
+
+def _check_size(fh, max_bytes: int | None) -> None:
+    if max_bytes is not None:
+        size = os.fstat(fh.fileno()).st_size
+        if size > max_bytes:
+            raise TooLarge(size, max_bytes)

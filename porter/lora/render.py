@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from porter.core.files import write_beneath
 from porter.engine.cache import cached_texts
 from porter.lora.layout import LLAMAFACTORY, LLMTUNER, detect_layout
 from porter.lora.lf_templates import template_table
@@ -124,19 +125,25 @@ def _plain(value: object) -> object:
 
 
 def render_lora(tree: Path, out_dir: Path, target: str, *, deepspeed: bool = False,
-                cache_dir: Path | None = None) -> list[Path]:
+                cache_dir: Path | None = None, root: Path | None = None) -> list[Path]:
     """Write the LoRA entry point for ``target`` ("mlu" or "hip") into ``out_dir``.
 
     ``out_dir`` is normally ``OUT/porter_lora``. When ``tree`` is a LLaMA-Factory checkout,
     a LoRA SFT config and launch script for it go to ``out_dir/llamafactory``. Returns the
-    paths written, in a stable order.
+    paths written, in a stable order. Nothing is written through a symbolic link below
+    ``root`` (default: ``out_dir`` itself); raises OSError (LinkRefused for a link) naming
+    the path.
     """
     out_dir = Path(out_dir)
+    # Written beneath `root` (the folder the user or convert named) with no link followed:
+    # `out_dir` itself is `root` when `root` is None, else `root/<out_dir relative to root>`.
+    base = Path(root) if root is not None else out_dir
+    rel = out_dir.relative_to(base).as_posix() if root is not None else ""
+    rel = "" if rel == "." else rel
     written: list[Path] = []
     for item in plan_lora(tree, out_dir.name, target, deepspeed=deepspeed, cache_dir=cache_dir):
-        path = out_dir / item.relpath
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(item.text, encoding="utf-8", newline="\n")
-        path.chmod(0o755 if item.executable else 0o644)
-        written.append(path)
+        data = item.text.encode("utf-8")
+        write_beneath(base, f"{rel}/{item.relpath}" if rel else item.relpath, data,
+                      mode=0o755 if item.executable else 0o644)
+        written.append(out_dir / item.relpath)
     return written

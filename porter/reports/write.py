@@ -11,15 +11,31 @@ import hashlib
 import json
 from pathlib import Path
 
+from porter.core.files import remove_beneath, write_beneath
 from porter.engine.cache import cached_texts
 from porter.reports.json_report import report_text
 
 
-def write_reports(report: dict, patch: bytes, report_dir: Path, cache_dir: Path | None = None) -> None:
-    report_dir.mkdir(parents=True, exist_ok=True)
+REPORT_FILES = ("changes.patch", "report.json", "report.md", "report.html")
+
+
+def encoded(text: str) -> bytes:
+    """UTF-8 of a report's text. A file name that is not UTF-8 (read with surrogateescape)
+    shows as `\\udcXX`: in report.json that is a JSON escape that reads back as the same
+    name; in Markdown and HTML a visible escape instead of an invalid byte."""
+    return text.encode("utf-8", "backslashreplace")
+
+
+def write_reports(report: dict, patch: bytes, root: Path, rel: str, cache_dir: Path | None = None) -> Path:
+    """Write the report files into `root/rel` (rel "" for `root` itself), never through a
+    symbolic link below `root` (core.files.write_beneath). Each file is written whole or not
+    at all; report.json, which says the report is there, is written last. Raises OSError."""
+    def put(name: str, data: bytes) -> None:
+        write_beneath(root, f"{rel}/{name}" if rel else name, data)
+
     json_text = report_text(report)
-    (report_dir / "changes.patch").write_bytes(patch)
-    (report_dir / "report.json").write_text(json_text, encoding="utf-8")
+    remove_beneath(root, f"{rel}/report.json" if rel else "report.json")  # an earlier run's: not this one's
+    put("changes.patch", patch)
     # report.md and report.html never show where OUT is, so a re-run into another OUT (a
     # fresh directory per CI job) still finds them.
     shown = json.dumps({k: v for k, v in report.items() if k != "output"}, sort_keys=True)
@@ -32,5 +48,7 @@ def write_reports(report: dict, patch: bytes, report_dir: Path, cache_dir: Path 
         return [render_markdown(report), render_html(report, patch)]
 
     md, html = cached_texts(cache_dir, inputs, "porter_report", render)
-    (report_dir / "report.md").write_text(md, encoding="utf-8")
-    (report_dir / "report.html").write_text(html, encoding="utf-8")
+    put("report.md", encoded(md))
+    put("report.html", encoded(html))
+    put("report.json", encoded(json_text))
+    return root / rel if rel else root

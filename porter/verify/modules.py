@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from porter.core.tree import walk
+from porter.core.tree import LORA_DIR, REPORT_DIR, walk
 
 # Importing these runs them: setup.py calls setup(), conftest.py expects pytest.
 _NEVER_IMPORTED = {"setup.py", "conftest.py", "__main__.py"}
@@ -28,8 +28,10 @@ def find_modules(root: Path) -> list[Module]:
     for entry in walk(root):
         rel = entry.rel
         parts = rel.split("/")
-        if entry.is_symlink or not rel.endswith(".py") or parts[-1] in _NEVER_IMPORTED:
+        if entry.is_symlink or entry.skipped or entry.failed or not rel.endswith(".py") or parts[-1] in _NEVER_IMPORTED:
             continue
+        if parts[0] in (REPORT_DIR, LORA_DIR):
+            continue  # porter's own outputs in OUT (the LoRA entry point is run, not imported)
         if any(p in _SKIP_PARTS or p.startswith(".") for p in parts[:-1]):
             continue
         stem = parts[-1][:-3]
