@@ -11,21 +11,24 @@ goes through the Python pipeline), compose files before other YAML.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from porter.core.edits import Found
 from porter.core.model import Skipped
-from porter.filetypes.compose import find_compose, is_compose
-from porter.filetypes.docker import find_dockerfile, is_dockerfile
-from porter.filetypes.json_config import find_json, is_json_config
-from porter.filetypes.notebook import find_notebook, is_notebook
-from porter.filetypes.pyproject import find_pyproject, is_pyproject
-from porter.filetypes.requirements import find_requirements, is_requirements_file
-from porter.filetypes.setup_cfg import find_setup_cfg, is_setup_cfg
-from porter.filetypes.shell import find_shell, is_shell
-from porter.filetypes.yaml_config import find_yaml, is_yaml_config
-from porter.python.analyze import find_python
+from porter.filetypes.names import (
+    is_compose,
+    is_dockerfile,
+    is_json_config,
+    is_notebook,
+    is_pyproject,
+    is_python,
+    is_requirements_file,
+    is_setup_cfg,
+    is_shell,
+    is_yaml_config,
+)
 from porter.rules import ActiveRules
 
 Find = Callable[[str, bytes, ActiveRules], Found | Skipped | None]
@@ -33,28 +36,34 @@ Find = Callable[[str, bytes, ActiveRules], Found | Skipped | None]
 
 @dataclass(frozen=True)
 class FileType:
+    """A file type: its name, which paths it takes (a cheap test on the name), and where its
+    pipeline is ("module:function"), imported by the first process that handles such a file:
+    sorting a tree into types loads no YAML, packaging or tree-sitter."""
+
     name: str
     matches: Callable[[str, bytes], bool]  # (relative path, first bytes) -> is it this type
-    find: Find
+    pipeline: str
+    _find: list = field(default_factory=list, repr=False, compare=False)
 
-
-def _is_python(rel: str, head: bytes) -> bool:
-    if rel.endswith((".py", ".pyi")):
-        return True
-    return "." not in rel.rsplit("/", 1)[-1] and head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]
+    @property
+    def find(self) -> Find:
+        if not self._find:
+            module, _, function = self.pipeline.partition(":")
+            self._find.append(getattr(importlib.import_module(module), function))
+        return self._find[0]
 
 
 FILE_TYPES: tuple[FileType, ...] = (
-    FileType("python", _is_python, find_python),
-    FileType("compose", is_compose, find_compose),
-    FileType("dockerfile", is_dockerfile, find_dockerfile),
-    FileType("json", is_json_config, find_json),
-    FileType("notebook", is_notebook, find_notebook),
-    FileType("pyproject", is_pyproject, find_pyproject),
-    FileType("requirements", is_requirements_file, find_requirements),
-    FileType("setup-cfg", is_setup_cfg, find_setup_cfg),
-    FileType("shell", is_shell, find_shell),
-    FileType("yaml", is_yaml_config, find_yaml),
+    FileType("python", is_python, "porter.python.analyze:find_python"),
+    FileType("compose", is_compose, "porter.filetypes.compose:find_compose"),
+    FileType("dockerfile", is_dockerfile, "porter.filetypes.docker:find_dockerfile"),
+    FileType("json", is_json_config, "porter.filetypes.json_config:find_json"),
+    FileType("notebook", is_notebook, "porter.filetypes.notebook:find_notebook"),
+    FileType("pyproject", is_pyproject, "porter.filetypes.pyproject:find_pyproject"),
+    FileType("requirements", is_requirements_file, "porter.filetypes.requirements:find_requirements"),
+    FileType("setup-cfg", is_setup_cfg, "porter.filetypes.setup_cfg:find_setup_cfg"),
+    FileType("shell", is_shell, "porter.filetypes.shell:find_shell"),
+    FileType("yaml", is_yaml_config, "porter.filetypes.yaml_config:find_yaml"),
 )
 _BY_NAME = {t.name: t for t in FILE_TYPES}
 

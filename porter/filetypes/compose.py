@@ -117,12 +117,7 @@ def _list_value(ctx: Context, parent: tuple[int, str, bool, int], at: int, value
     _device_request(ctx, parent[1], [plain], at, parent[3])
 
 
-def is_compose(rel: str, head: bytes) -> bool:
-    """docker-compose*.yml / compose*.yaml (and fixtures `<case>.docker-compose.yml`)."""
-    name = rel.replace("\\", "/").rsplit("/", 1)[-1].lower()
-    if not name.endswith((".yml", ".yaml")):
-        return False
-    return name.startswith(("docker-compose", "compose")) or ".docker-compose." in name or ".compose." in name
+
 
 
 find_compose = container_finder("compose", compose_findings)

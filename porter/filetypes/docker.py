@@ -215,17 +215,9 @@ def _where(ctx: Context, start: int, word: str) -> int:
     return found.start()
 
 
-_NOT_DOCKERFILE = (".md", ".txt", ".rst", ".sh", ".py", ".json", ".yml", ".yaml", ".j2")
 
 
-def is_dockerfile(rel: str, head: bytes) -> bool:
-    """Dockerfile, Dockerfile.<variant>, Dockerfile-<variant>, <name>.dockerfile; fixtures `<case>.Dockerfile`."""
-    name = rel.replace("\\", "/").rsplit("/", 1)[-1]
-    if name.lower().endswith(_NOT_DOCKERFILE):
-        return False  # Dockerfile.md, Dockerfile.sh: documents and scripts about it
-    # Dockerfile-cu121, Dockerfile_rocm: variants named with a dash or an underscore too.
-    return name == "Dockerfile" or name.startswith(("Dockerfile.", "Dockerfile-", "Dockerfile_")) \
-        or name.lower().endswith(".dockerfile")
+
 
 
 def container_finder(kind: str, find: Callable[[Context], list[Finding]]):

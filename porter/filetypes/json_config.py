@@ -22,8 +22,7 @@ from porter.rules import ActiveRules, RuleSet
 KIND = "json"
 
 
-def is_json_config(rel: str, head: bytes) -> bool:
-    return rel.lower().endswith(".json")
+
 
 
 @lru_cache(maxsize=None)

@@ -27,8 +27,7 @@ KIND = "notebook"
 _ESCAPED = re.compile(r"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]{2}|[1-9a-fA-F][0-9a-fA-F]{3})")
 
 
-def is_notebook(rel: str, head: bytes) -> bool:
-    return rel.lower().endswith(".ipynb")
+
 
 
 def _code_sources(root: Mapping) -> list[tuple[list[Scalar], bool]]:

@@ -137,10 +137,7 @@ def _verify(text: str) -> None:
         raise BrokenFile(f"invalid TOML ({exc})") from exc
 
 
-def is_pyproject(rel: str, head: bytes) -> bool:
-    """pyproject.toml, or a fixture named `<case>.pyproject.toml`."""
-    name = rel.replace("\\", "/").rsplit("/", 1)[-1]
-    return name == "pyproject.toml" or name.endswith(".pyproject.toml")
+
 
 
 def find_pyproject(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:

@@ -145,18 +145,7 @@ def pip_argument_verdicts(policy: RequirementPolicy, words: list[str],
     return out
 
 
-def is_requirements_file(rel: str, head: bytes) -> bool:
-    """requirements*.txt / *.in anywhere, constraints*.txt, any .txt/.in under a requirements/ folder.
 
-    Fixtures are named `<case>.requirements.txt`, which the first test covers.
-    """
-    parts = rel.replace("\\", "/").split("/")
-    name = parts[-1].lower()
-    if not name.endswith((".txt", ".in")):
-        return False
-    if "requirements" in name or name.startswith("constraints"):
-        return True
-    return len(parts) > 1 and parts[-2].lower() in ("requirements", "reqs", "requirements.d")
 
 
 def find_requirements(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:

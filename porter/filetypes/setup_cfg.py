@@ -74,10 +74,7 @@ def _same_line(policy: RequirementPolicy, path: str, index: LineIndex, at: int, 
     return findings
 
 
-def is_setup_cfg(rel: str, head: bytes) -> bool:
-    """setup.cfg, or a fixture named `<case>.setup.cfg`."""
-    name = rel.replace("\\", "/").rsplit("/", 1)[-1]
-    return name == "setup.cfg" or name.endswith(".setup.cfg")
+
 
 
 def find_setup_cfg(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:

@@ -8,7 +8,6 @@ flags, and convert `python -c` snippets. A script that does not parse is reporte
 
 from __future__ import annotations
 
-import re
 
 from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
@@ -26,14 +25,9 @@ from porter.filetypes._shell_syntax import Script
 from porter.rules import ActiveRules
 
 KIND = "shell"
-_SHEBANG = re.compile(rb"^#![ \t]*\S*?/(?:env[ \t]+)?(?:ba|da|k)?sh\b")
 
 
-def is_shell(rel: str, head: bytes) -> bool:
-    name = rel.rsplit("/", 1)[-1]
-    if name.endswith((".sh", ".bash")):
-        return True
-    return "." not in name and bool(_SHEBANG.match(head))
+
 
 
 def check_script(file: TextFile, script: Script, rules: ActiveRules) -> list[Finding]:

@@ -15,14 +15,12 @@ from porter.core.edits import Found
 from porter.core.model import Skipped
 from porter.filetypes._common import TextFile, open_text, words_screen
 from porter.filetypes._config_rules import hit_message, match_tree, screen_words
-from porter.filetypes.compose import is_compose  # compose files are compose.py's
 from porter.rules import ActiveRules, RuleSet
 
 KIND = "yaml"
 
 
-def is_yaml_config(rel: str, head: bytes) -> bool:
-    return rel.lower().endswith((".yaml", ".yml")) and not is_compose(rel, head)
+
 
 
 @lru_cache(maxsize=None)
