@@ -223,6 +223,11 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     report = build_report(run, rules, out)
     write_reports(report, patch_bytes(run), place.root, place.rel, opts.cache_dir)
     render_lora(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir, root=place.root)
+    from porter.core.files import remove_stale_temporaries_in
+
+    for folder in (place.report_dir, place.lora_dir):  # what a killed run's writer left there
+        if not folder.is_symlink():
+            remove_stale_temporaries_in(folder)
     return Converted(run, report, out, place, failures, tuple(removed))
 
 

@@ -289,6 +289,19 @@ def test_report_folder_of_a_killed_run_is_written_over(tmp_path):
     assert _report(rep)["summary"]["files_changed"] == 1
 
 
+def test_lora_folder_of_a_killed_run_is_written_over_and_its_temporaries_removed(tmp_path):
+    src, rep = _repo(tmp_path), tmp_path / "rep"
+    assert _porter("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "o"), "--report-dir", str(rep))[0] == 0
+    dead = _dead_pid()
+    (rep / "porter_lora" / "run_lora.sh").unlink()
+    (rep / "porter_lora" / f".run_lora.sh.{dead}.porter-tmp").write_text("half")
+    (rep / f".report.md.{dead}.porter-tmp").write_text("half")
+    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "o2"), "--report-dir", str(rep))
+    assert code == 0, err
+    assert (rep / "porter_lora" / "run_lora.sh").is_file()
+    assert not [p for p in rep.rglob("*") if p.name.endswith(".porter-tmp")]
+
+
 def test_src_path_that_is_not_utf8(tmp_path):
     src = tmp_path / os.fsdecode(b"r\xe9po")
     (src / "pkg").mkdir(parents=True)

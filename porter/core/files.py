@@ -194,6 +194,21 @@ def _umask() -> int:
     return mask
 
 
+def remove_stale_temporaries_in(folder: Path) -> None:
+    """Remove the temporary files porter's killed writers left in one of porter's own output
+    folders (not below it; only porter's names, only of processes that are gone)."""
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(TEMP_SUFFIX)]
+    except OSError:
+        return
+    for name in names:
+        if stale_temporary(str(folder), name):
+            try:
+                os.unlink(folder / name)
+            except OSError:
+                pass
+
+
 _STALE = re.compile(r"\A\.(.+)\.([0-9]+)" + re.escape(TEMP_SUFFIX) + r"\Z", re.S)
 
 

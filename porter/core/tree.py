@@ -90,10 +90,12 @@ def _special_kind(entry: os.DirEntry) -> str:
 def porters_own(path: str, name: str) -> bool:
     """Whether the folder `path` (named porter_report or porter_lora) is what porter writes:
     a report folder holds only the report files and its report.json is porter's; a LoRA
-    folder holds porter's entry point (train_lora.py, run_lora.sh) and nothing but the files
-    porter renders. Anything else there is the user's."""
+    folder holds nothing but the files porter renders, and those of train_lora.py,
+    run_lora.sh and README.md there (one at least) say porter rendered them. Anything else
+    there is the user's."""
     try:
-        names = set(os.listdir(path))
+        # a temporary file porter's killed writer left there is porter's too
+        names = {n for n in os.listdir(path) if not (n.startswith(".") and n.endswith(".porter-tmp"))}
     except OSError:
         return False
     if name == REPORT_DIR:
@@ -105,7 +107,18 @@ def porters_own(path: str, name: str) -> bool:
         except OSError:
             return False
         return b'"schema_version"' in head and b'"porter_version"' in head
-    return {"train_lora.py", "run_lora.sh"} <= names and names <= _LORA_FILES
+    if not names or not names <= _LORA_FILES:
+        return False
+    # each of the rendered files there says porter rendered it (a killed run may have
+    # written only some of them)
+    for file in names & {"train_lora.py", "run_lora.sh", "README.md"}:
+        try:
+            with open(f"{path}/{file}", "rb") as fh:
+                if b"porter" not in fh.read(2048).lower():
+                    return False
+        except OSError:
+            return False
+    return bool(names & {"train_lora.py", "run_lora.sh", "README.md"})
 
 
 _LORA_FILES = frozenset({"train_lora.py", "run_lora.sh", "README.md", "ds_config.json", "ds_config_zero3.json", "llamafactory"})
