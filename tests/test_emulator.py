@@ -286,3 +286,21 @@ def test_transformers_trainer_runs_on_mlu(built, tmp_path):
     assert len(losses) == 4 and losses[-1] < losses[0]
     # The checkpoint holds the mlu RNG state (Trainer reads it through torch.mlu.random).
     assert (tmp_path / "out" / "checkpoint-16" / "rng_state.pth").is_file()
+
+
+@pytest.mark.slow
+def test_a_build_killed_midway_does_not_hang_later_loads(built, tmp_path):
+    """torch leaves its build `lock` behind when a build is killed; a later load must not wait
+    for it forever (porter's own lock says no build is running)."""
+    import shutil
+
+    from porter.emulator.build import build_dir
+
+    cache = tmp_path / "emulator"
+    copy = cache / build_dir().name
+    shutil.copytree(build_dir(), copy, ignore=shutil.ignore_patterns("lock", ".porter-lock"))
+    (copy / "lock").write_text("")  # what a killed build leaves
+    proc = emulated([sys.executable, "-c", "import torch, torch_mlu; print(torch.ones(1, device='mlu').device)"],
+                    devices=1, timeout=120, PORTER_EMULATOR_CACHE=str(cache))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "mlu:0" in proc.stdout and not (copy / "lock").exists()

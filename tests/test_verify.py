@@ -45,6 +45,7 @@ def tree(tmp_path: Path, name: str) -> Path:
 def test_modules_are_named_through_their_packages():
     found = {m.rel: (m.name, Path(m.path_entry).name) for m in find_modules(FIXTURES / "good")}
     assert found == {
+        "export_checkpoint.py": ("export_checkpoint", "good"),
         "fused.py": ("fused", "good"),
         "tinytrain/__init__.py": ("tinytrain", "good"),
         "tinytrain/loop.py": ("tinytrain.loop", "good"),
@@ -152,8 +153,9 @@ def test_good_tree_passes_with_its_smoke_command(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     data = json.loads(proc.stdout)
     assert data["findings"] == []
-    assert data["summary"]["modules_by_status"] == {"missing-dependency": 1, "ok": 4}
+    assert data["summary"]["modules_by_status"] == {"missing-dependency": 1, "needs-setup": 1, "ok": 4}
     assert data["summary"]["missing_dependencies"] == ["apex"]
+    assert data["summary"]["needs_setup"] == ["export_checkpoint"]  # asserts BASE_MODEL at its top level
     assert data["smoke"]["returncode"] == 0 and "losses" in " ".join(data["smoke"]["output_tail"])
     assert data["lora"]["skipped"] == "no porter_lora/train_lora.py in the tree"
     assert json.loads((good / "porter_report" / "verify.json").read_text(encoding="utf-8")) == data

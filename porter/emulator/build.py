@@ -25,7 +25,7 @@ def torch_version() -> str:
     try:
         return version("torch")
     except PackageNotFoundError:
-        raise RuntimeError("the emulator needs torch: pip install 'porter[emulate]'") from None
+        raise RuntimeError("the emulator needs torch: pip install 'cuda-porter[emulate]'") from None
 
 
 def build_dir() -> Path:
@@ -42,9 +42,18 @@ def load_extension(verbose: bool = False):
     """The compiled module (building it the first time: about a minute on 2 cores)."""
     from torch.utils import cpp_extension
 
+    import fcntl
+
     where = build_dir()
     where.mkdir(parents=True, exist_ok=True)
-    # -O1: the kernels that matter are torch's own CPU kernels; our glue only needs to be
-    # compiled quickly.
-    return cpp_extension.load(NAME, [str(SOURCE)], build_directory=str(where), extra_cflags=["-O1"],
-                              verbose=verbose)
+    # torch's own build lock (a `lock` file) stays behind when a build is killed, and every
+    # later load then waits for it forever. Builds and loads take porter's lock instead: it
+    # is a kernel lock, released when its process dies, and whoever holds it knows that any
+    # `lock` file left in the folder belongs to no running build.
+    with open(where / ".porter-lock", "w") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        (where / "lock").unlink(missing_ok=True)
+        # -O1: the kernels that matter are torch's own CPU kernels; our glue only needs to
+        # be compiled quickly.
+        return cpp_extension.load(NAME, [str(SOURCE)], build_directory=str(where), extra_cflags=["-O1"],
+                                  verbose=verbose)

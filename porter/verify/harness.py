@@ -42,6 +42,16 @@ def _frames(exc: BaseException, root: str) -> tuple[str | None, int, list[str]]:
     return where, line, "".join(text).splitlines()[-12:]
 
 
+def _asserts_its_setup(exc: BaseException) -> bool:
+    """A script that checks its own configuration at its top level (`assert BASE_MODEL, "Please
+    specify BASE_MODEL"`): an AssertionError raised by module-level code, not by torch or a
+    function. Importing it cannot succeed without that setup; it says nothing about the port."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return isinstance(exc, AssertionError) and tb is not None and tb.tb_frame.f_code.co_name == "<module>"
+
+
 def _child(module: str, path_entry: str, root: str, out_fd: int) -> None:
     sys.path[:0] = [path_entry] + [p for p in _PACKAGE_ROOTS if p != path_entry]
     os.chdir(root)
@@ -57,6 +67,8 @@ def _child(module: str, path_entry: str, root: str, out_fd: int) -> None:
     except BaseException as exc:  # noqa: BLE001 - every failure of the ported code is a result
         result.update(status="error", type=type(exc).__name__, error=f"{type(exc).__name__}: {exc}"[:_MAX_MESSAGE])
         result["file"], result["line"], result["traceback"] = _frames(exc, root)
+        if _asserts_its_setup(exc):
+            result["status"] = "needs-setup"
     os.write(out_fd, json.dumps(result).encode())
     os.close(out_fd)
     os._exit(0)

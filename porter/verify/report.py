@@ -31,6 +31,7 @@ def to_dict(result: VerifyResult) -> dict:
             "modules": len(result.modules),
             "modules_by_status": dict(sorted(statuses.items())),
             "missing_dependencies": sorted({m.get("missing", "") for m in result.modules if m["status"] == "missing-dependency"}),
+            "needs_setup": sorted(m["module"] for m in result.modules if m["status"] == "needs-setup"),
             "findings": len(result.findings),
             "findings_by_severity": {s: sum(f.severity == s for f in result.findings) for s in ("error", "warning", "info")},
             "findings_by_rule": dict(sorted(Counter(f.rule for f in result.findings).items())),
@@ -60,6 +61,9 @@ def summary_lines(result: VerifyResult) -> list[str]:
              + ", ".join(f"{n} {status}" for status, n in by.items()) + "."]
     if data["missing_dependencies"]:
         lines.append("Not installed here (not counted as failures): " + ", ".join(data["missing_dependencies"]) + ".")
+    if data["needs_setup"]:
+        lines.append("Scripts that assert their own setup when imported (not counted as failures): "
+                     + ", ".join(data["needs_setup"]) + ".")
     if result.lora_skipped:
         lines.append(f"LoRA smoke run skipped: {result.lora_skipped}.")
     for run in result.lora:
