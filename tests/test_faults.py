@@ -834,3 +834,12 @@ def test_no_cache_writes_nothing_to_the_user_cache(tmp_path):
                            env={"XDG_CACHE_HOME": str(cache)})
     assert code == 0, err
     assert list(cache.rglob("*")) == []
+
+
+def test_check_no_cache_writes_nothing_to_the_user_cache(tmp_path):
+    src, cache = _repo(tmp_path), tmp_path / "xdg"
+    cache.mkdir()
+    code, _, err = _porter("check", str(src), "--target", "mlu", "--no-cache", "--exit-zero",
+                           env={"XDG_CACHE_HOME": str(cache)})
+    assert code == 0, err
+    assert list(cache.rglob("*")) == []

@@ -84,6 +84,10 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
     if verbose:
         click.echo(f"porter: settings: {settings.config.label if settings.config else 'no configuration file'}; "
                    f"target {settings.target} {settings.target_version or ''}".rstrip(), err=True)
+    if no_cache:  # nothing in the user cache either (parsed rule files, compiled templates)
+        from porter.core.datafiles import disable_user_cache
+
+        disable_user_cache()
     try:
         report = run_check(paths, settings=settings, force_exclude=force_exclude, jobs=jobs,
                            cache_dir=chosen_cache_dir(cache_dir, no_cache))
