@@ -63,7 +63,8 @@ def main() -> None:
 
 @main.command()
 @click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@_target
+@click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
+              help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` in [tool.porter].")
 @_version
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Output tree (default: <SRC>_<target> beside SRC).")
 @click.option("--in-place", is_flag=True, help="Rewrite SRC itself (atomic writes); the report goes to <SRC>_porter_report beside SRC.")
@@ -76,11 +77,12 @@ def main() -> None:
               help="Files larger than this many MB are copied as they are, not converted (reported as skipped); 0: no limit.")
 @jobs_option
 @click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated).")
+@click.option("--extend-select", default=None, help="Also these codes (e.g. PRT9 or ALL for the informational ones).")
 @ignore_option
 @cache_options
-def convert(src: Path, target: str, version: str | None, out: Path | None, in_place: bool, diff_only: bool,
+def convert(src: Path, target: str | None, version: str | None, out: Path | None, in_place: bool, diff_only: bool,
             force: bool, report_dir: Path | None, max_mb: float, jobs: int | None, select: str | None,
-            ignore: str | None, cache_dir: Path | None, no_cache: bool) -> None:
+            extend_select: str | None, ignore: str | None, cache_dir: Path | None, no_cache: bool) -> None:
     """Convert the CUDA repository SRC for TARGET.
 
     Exit codes: 0 done; 1 some files could not be converted; 2 usage error, or OUT, the
@@ -97,10 +99,26 @@ def convert(src: Path, target: str, version: str | None, out: Path | None, in_pl
         raise click.UsageError("--in-place cannot be combined with --out or --diff")
     if diff_only and report_dir:
         raise click.UsageError("--diff writes nothing: it cannot be combined with --report-dir")
-    version = checked_version(target, version)
+    # The configuration of SRC's project ([tool.porter] / porter.toml), options over it, as
+    # `porter check` reads it: target, version, codes, excludes, per-file ignores, rules.
+    from porter.api import file_selection, settings_for
+    from porter.config import ConfigError
+
+    chosen = {key: codes(value, option) or None for key, value, option in
+              (("select", select, "--select"), ("extend_select", extend_select, "--extend-select"), ("ignore", ignore, "--ignore"))}
+    try:
+        settings = settings_for(src, True, target=target, target_version=version, **chosen)
+        _, files = file_selection([src], settings)
+    except ConfigError as exc:
+        click.echo(f"porter: error: {exc}", err=True)
+        sys.exit(2)
+    if settings.target is None:
+        raise click.UsageError("no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml")
+    version = checked_version(settings.target, settings.target_version)
     cache = chosen_cache_dir(cache_dir, no_cache)
     max_bytes = int(max_mb * 1024 * 1024) if max_mb else None
-    opts = ConvertOptions(target, version, out, in_place, diff_only, force, jobs, codes(select), codes(ignore), cache,
+    opts = ConvertOptions(settings.target, version, out, in_place, diff_only, force, jobs, settings.select,
+                          settings.ignore, cache, extend=settings.extend_select, files=files, rule_files=settings.rules,
                           report_dir=report_dir, max_bytes=max_bytes)
     try:
         done = run_convert(src, opts)

@@ -144,3 +144,21 @@ def test_option_with_unknown_code_is_a_usage_error(tmp_path):
 def test_convert_rejects_unknown_codes_too(tmp_path):
     result = run("convert", TREE, "-t", "mlu", "--diff", "--select", "PRT1,PRTX", "--no-cache")
     assert result.exit_code == 2 and "unknown rule code 'PRTX'" in result.output
+
+
+def test_convert_reads_the_configuration_too(tmp_path):
+    """`porter convert` takes target and codes from [tool.porter] as check does; options win."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.porter]\ntarget = "mlu"\nignore = ["PRT101"]\n')
+    (src / "train.py").write_text("import torch\ntorch.cuda.synchronize()\nx = torch.zeros(1).cuda()\n")
+    result = CliRunner().invoke(main, ["convert", str(src), "-o", str(tmp_path / "out"), "--no-cache"])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "out" / "train.py").read_text()
+    assert "torch.cuda.synchronize()" in text and ".mlu()" in text  # PRT101 ignored by the configuration
+    result = CliRunner().invoke(main, ["convert", str(src), "-o", str(tmp_path / "out2"), "--no-cache", "--target", "hip"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out2" / "train.py").read_text().count("cuda") == 2  # HIP keeps CUDA's names
+    (src / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.porter]\ntarget = "mlu"\nignor = ["PRT101"]\n')
+    result = CliRunner().invoke(main, ["convert", str(src), "-o", str(tmp_path / "out3"), "--no-cache"])
+    assert result.exit_code == 2 and "ignor" in result.output
