@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import lru_cache
 
 from porter.core.edits import Found
 from porter.core.model import Skipped
@@ -43,14 +44,16 @@ class FileType:
     name: str
     matches: Callable[[str, bytes], bool]  # (relative path, first bytes) -> is it this type
     pipeline: str
-    _find: list = field(default_factory=list, repr=False, compare=False)
 
     @property
     def find(self) -> Find:
-        if not self._find:
-            module, _, function = self.pipeline.partition(":")
-            self._find.append(getattr(importlib.import_module(module), function))
-        return self._find[0]
+        return _pipeline(self.pipeline)
+
+
+@lru_cache(maxsize=None)
+def _pipeline(where: str) -> Find:
+    module, _, function = where.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 FILE_TYPES: tuple[FileType, ...] = (

@@ -160,20 +160,26 @@ def _only_named(ctx: FileContext, node: ast.AST, value: str) -> bool:
     (`FLASH_ATTENTION_2 = "flash_attention_2"`). Reported are the places that use it."""
     if _named_constant(ctx, node, value) is not None:
         return True
-    child, parent = node, ctx.parents.get(node)
+    parent = ctx.parents.get(node)
     while isinstance(parent, (ast.Tuple, ast.List, ast.Set)):
-        child, parent = parent, ctx.parents.get(parent)
+        parent = ctx.parents.get(parent)
     if isinstance(parent, ast.Compare):
         return True
     while parent is not None and not isinstance(parent, ast.stmt):
-        child, parent = parent, ctx.parents.get(parent)
-    annotation = getattr(parent, "annotation", None) if isinstance(parent, ast.AnnAssign) else None
-    if annotation is not None and _contains(annotation, node):
-        return True
-    return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-        a.annotation is not None and _contains(a.annotation, node)
-        for a in [*parent.args.args, *parent.args.kwonlyargs, *parent.args.posonlyargs]) or (
-        isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is not None and _contains(parent.returns, node))
+        parent = ctx.parents.get(parent)
+    return any(_contains(a, node) for a in _annotations(parent))
+
+
+def _annotations(stmt: ast.AST | None) -> list[ast.AST]:
+    """The type annotations a statement holds (a variable's, a function's arguments and return)."""
+    if isinstance(stmt, ast.AnnAssign):
+        return [stmt.annotation]
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = stmt.args
+        found = [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                 if a is not None and a.annotation is not None]
+        return found + ([stmt.returns] if stmt.returns is not None else [])
+    return []
 
 
 def _contains(tree: ast.AST, node: ast.AST) -> bool:
