@@ -134,3 +134,27 @@ def test_git_info_exclude_counts_below_the_gitignore_files(tmp_path):
     (repo / "sub").mkdir()
     (repo / "sub" / "local.py").write_text(CUDA)
     assert scanned(repo / "sub") == []  # from a sub-folder of the repository too
+
+
+def test_patterns_decide_as_pathspec_does_for_every_path():
+    """The combined-regex screen in front of the patterns changes no verdict: on a pattern
+    list with negations, anchors, folder-only patterns, `**` and character classes, every
+    path gets what pathspec's GitIgnoreSpec says, matched or not."""
+    import itertools
+
+    import pathspec
+
+    from porter.core.fileset import Patterns
+
+    lines = ["# a comment", "*.pyc", "!keep.pyc", "/build", "logs/", "data/**/raw", "**/tmp-*",
+             "out[0-9].txt", "!out7.txt", "docs/*.md", "!docs/README.md", "\\#hash", "a/**/b/", "*.sw?",
+             "", "trailing\\ "]
+    spec, patterns = pathspec.GitIgnoreSpec.from_lines(lines), Patterns(lines)
+    parts = ["keep.pyc", "x.pyc", "build", "logs", "data", "raw", "tmp-1", "out3.txt", "out7.txt", "docs",
+             "README.md", "guide.md", "#hash", "a", "b", "c.swp", "trailing ", "src"]
+    paths = [p for n in (1, 2, 3) for p in ("/".join(c) for c in itertools.product(parts, repeat=n))]
+    paths += [p + "/" for p in paths[:400]]
+    assert len(paths) > 5000
+    verdicts = [patterns.verdict(p) for p in paths]
+    assert verdicts == [spec.check_file(p).include for p in paths]
+    assert {True, False, None} <= set(verdicts)  # the list exercises all three answers

@@ -21,6 +21,7 @@ A leaf module: pathspec is imported only when there is a pattern to match.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -54,10 +55,45 @@ def never_scanned(name: str, path: str) -> bool:
     return name in NEVER_SCANNED or os.path.isfile(os.path.join(path, "pyvenv.cfg"))
 
 
-def _spec(lines: list[str]):
-    import pathspec
+class Patterns:
+    """Patterns in gitignore syntax, matched as git does (pathspec's GitIgnoreSpec: last match
+    wins, `!` negations), behind one combined regex: most paths match no pattern at all, and
+    one search of the alternation of every pattern's regex says so at C speed instead of a
+    Python loop over each pattern (LLaMA-Factory's .gitignore has 150; a walk asks ~750 times).
+    Only a path that some pattern matches is decided pattern by pattern."""
 
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    def __init__(self, lines: list[str]) -> None:
+        import pathspec
+        from pathspec.util import normalize_file
+
+        self._normalize = normalize_file
+        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        regexes = [p.regex.pattern for p in self.spec.patterns
+                   if p.include is not None and getattr(p, "regex", None) is not None]
+        self._any = _alternation(regexes)
+
+    def verdict(self, path: str) -> bool | None:
+        """True: ignored; False: re-included by a `!` pattern; None: no pattern matches."""
+        if self._any is not None and self._any.search(self._normalize(path)) is None:
+            return None
+        return self.spec.check_file(path).include
+
+    def matches(self, path: str) -> bool:
+        return bool(self.verdict(path))
+
+
+_NAMED_GROUP = re.compile(r"\(\?P<[^>]+>")
+
+
+def _alternation(regexes: list[str]) -> re.Pattern | None:
+    """One regex that matches where any of `regexes` does (their named groups made plain: a
+    name may repeat), or None when they do not combine (then every pattern is asked)."""
+    if not regexes:
+        return None
+    try:
+        return re.compile("|".join(f"(?:{_NAMED_GROUP.sub('(?:', r)})" for r in regexes))
+    except re.error:
+        return None
 
 
 @dataclass
@@ -66,7 +102,7 @@ class TreeFilter:
 
     selection: FileSelection
     src: Path
-    _gitignores: dict[str, object] = field(default_factory=dict)  # folder rel ("" root) -> spec or None
+    _gitignores: dict[str, Patterns | None] = field(default_factory=dict)  # folder rel ("" root) -> spec or None
 
     @cached_property
     def _prefix(self) -> str:
@@ -79,14 +115,14 @@ class TreeFilter:
 
     @cached_property
     def _exclude(self):
-        return _spec(list(self.selection.exclude)) if self.selection.exclude else None
+        return Patterns(list(self.selection.exclude)) if self.selection.exclude else None
 
     @cached_property
     def _per_file(self):
-        return [(_spec([glob]), codes) for glob, codes in self.selection.per_file_ignores]
+        return [(Patterns([glob]), codes) for glob, codes in self.selection.per_file_ignores]
 
     @cached_property
-    def _outer(self) -> list[tuple[str, object]]:
+    def _outer(self) -> list[tuple[str, Patterns]]:
         """(prefix of the tree's paths as seen from that folder, spec) of the .gitignore files
         above the tree, up to its repository's root; outermost first."""
         if not self.selection.respect_gitignore:
@@ -109,7 +145,7 @@ class TreeFilter:
             return []  # not in a repository: the folders above are not the project's
         return out[::-1]
 
-    def _gitignore(self, folder_rel: str) -> object | None:
+    def _gitignore(self, folder_rel: str) -> Patterns | None:
         if folder_rel not in self._gitignores:
             path = self.src / folder_rel / ".gitignore" if folder_rel else self.src / ".gitignore"
             self._gitignores[folder_rel] = _read_gitignore(path)
@@ -122,7 +158,7 @@ class TreeFilter:
         name = rel + "/" if is_dir else rel
         verdict = None
         for prefix, spec in self._outer:
-            found = spec.check_file(prefix + name).include
+            found = spec.verdict(prefix + name)
             verdict = found if found is not None else verdict
         parts = rel.split("/")
         for depth in range(len(parts)):
@@ -130,7 +166,7 @@ class TreeFilter:
             spec = self._gitignore(folder)
             if spec is not None:
                 sub = name[len(folder) + 1:] if folder else name
-                found = spec.check_file(sub).include
+                found = spec.verdict(sub)
                 verdict = found if found is not None else verdict
         return bool(verdict)
 
@@ -138,7 +174,7 @@ class TreeFilter:
         if self._exclude is None:
             return False
         name = self._prefix + rel + ("/" if is_dir else "")
-        return bool(self._exclude.match_file(name))
+        return self._exclude.matches(name)
 
     def skip_dir(self, rel: str, path: str) -> bool:
         name = rel.rsplit("/", 1)[-1]
@@ -150,7 +186,7 @@ class TreeFilter:
     def ignores(self, rel: str) -> tuple[str, ...]:
         """The codes per-file-ignores turns off for `rel`."""
         name = self._prefix + rel
-        return tuple(c for spec, codes in self._per_file if spec.match_file(name) for c in codes)
+        return tuple(c for spec, codes in self._per_file if spec.matches(name) for c in codes)
 
     def entries(self, exclude: Path | None = None) -> Iterator[Entry]:
         """The files to scan, sorted (explicit files, or the walk without what is left out)."""
@@ -176,13 +212,13 @@ class TreeFilter:
         return False
 
 
-def _read_gitignore(path: Path):
+def _read_gitignore(path: Path) -> Patterns | None:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
     lines = text.splitlines()
-    return _spec(lines) if any(line.strip() and not line.startswith("#") for line in lines) else None
+    return Patterns(lines) if any(line.strip() and not line.startswith("#") for line in lines) else None
 
 
 def explicit_files(src: Path, selection: FileSelection, paths: list[Path]) -> tuple[str, ...]:
