@@ -78,8 +78,8 @@ def test_unchanged_rerun_reads_one_pack_and_writes_none(tmp_path, monkeypatch):
 
     monkeypatch.setattr("porter.engine.cache.map_files", no_work)
     reads: list[Path] = []
-    real_read = porter.engine.cache._read
-    monkeypatch.setattr(porter.engine.cache, "_read", lambda path, key: reads.append(path) or real_read(path, key))
+    real_read = porter.engine.cache.read_entry
+    monkeypatch.setattr(porter.engine.cache, "read_entry", lambda path, key: reads.append(path) or real_read(path, key))
     warm_report, warm_files = _run(tmp_path, "warm", cache)
     assert warm_files == cold_files and warm_report == {**cold_report, "output": warm_report["output"]}
     assert [p for p in reads if "packs" in p.parts] == _packs(cache)  # the one pack, and nothing written
@@ -94,7 +94,7 @@ def test_corrupt_pack_is_recomputed_never_trusted(tmp_path, monkeypatch):
     _, again = _run(tmp_path, "again", cache)
     assert again == files
     for pack in _packs(cache):  # the run stored its results afresh, in a pack that verifies
-        porter.engine.cache._read(pack, pack.stem.split("-")[0])
+        porter.engine.cache.read_entry(pack, pack.stem.split("-")[0])
 
 
 def test_old_packs_are_dropped(tmp_path):
@@ -156,7 +156,7 @@ def test_two_runs_sharing_a_cache_at_once(tmp_path):
 
     assert files("a") == files("b") == files("plain")
     for pack in _packs(cache):
-        porter.engine.cache._read(pack, pack.stem.split("-")[0])
+        porter.engine.cache.read_entry(pack, pack.stem.split("-")[0])
     assert start("again", "--cache-dir", str(cache)).wait() == 0 and files("again") == files("plain")
 
 

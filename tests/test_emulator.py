@@ -304,3 +304,25 @@ def test_a_build_killed_midway_does_not_hang_later_loads(built, tmp_path):
                     devices=1, timeout=120, PORTER_EMULATOR_CACHE=str(cache))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "mlu:0" in proc.stdout and not (copy / "lock").exists()
+
+
+def test_two_checkouts_of_the_same_source_share_one_build(tmp_path, monkeypatch):
+    """The build folder is keyed by the source's bytes; the build itself must not record the
+    checkout's path, or a second checkout (a worktree, CI's clone) rebuilds over the first on
+    every load, and loads in both wait on each other's builds."""
+    import torch.utils.cpp_extension
+
+    from porter.emulator import build
+
+    monkeypatch.setenv("PORTER_EMULATOR_CACHE", str(tmp_path / "cache"))
+    compiled: list[list[str]] = []
+    monkeypatch.setattr(torch.utils.cpp_extension, "load", lambda name, sources, **kw: compiled.append(sources))
+    text = build.SOURCE.read_bytes()
+    for checkout in ("one", "two"):
+        source = tmp_path / checkout / "mlu_emulator.cpp"
+        source.parent.mkdir()
+        source.write_bytes(text)
+        monkeypatch.setattr(build, "SOURCE", source)
+        build.load_extension()
+    assert compiled[0] == compiled[1]
+    assert Path(compiled[0][0]).parent == build.build_dir() and Path(compiled[0][0]).read_bytes() == text

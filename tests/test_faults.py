@@ -400,14 +400,14 @@ def test_disk_full_while_copying_a_file(tmp_path, monkeypatch):
     from porter.engine import output
 
     src, out = _repo(tmp_path), tmp_path / "out"
-    real_copy = shutil.copyfile
+    real_copy = output.copy_new_file
 
-    def copyfile(a, b, *args, **kwargs):
+    def copy_new_file(a, b, *args, **kwargs):
         if a.endswith("plain.txt"):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real_copy(a, b, *args, **kwargs)
 
-    monkeypatch.setattr(output.shutil, "copyfile", copyfile)
+    monkeypatch.setattr(output, "copy_new_file", copy_new_file)
     result = _run("convert", str(src), "--target", "mlu", "-o", str(out), "--jobs", "1")
     assert result.exit_code == 2
     assert "failed: plain.txt: not written: No space left on device" in result.output
@@ -468,14 +468,14 @@ def test_unreadable_file_is_reported_failed(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "read_source", read_source)
     from porter.engine import output
 
-    real_copy = shutil.copyfile
+    real_copy = output.copy_new_file
 
-    def copyfile(a, b, *args, **kwargs):  # not root: the copy cannot read it either
+    def copy_new_file(a, b, *args, **kwargs):  # not root: the copy cannot read it either
         if a.endswith("pkg/a.py"):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), a)
         return real_copy(a, b, *args, **kwargs)
 
-    monkeypatch.setattr(output.shutil, "copyfile", copyfile)
+    monkeypatch.setattr(output, "copy_new_file", copy_new_file)
     result = _run("convert", str(src), "--target", "mlu", "-o", str(out), "--jobs", "1", "--no-cache")
     assert result.exit_code == 1
     report = _report(out / "porter_report")

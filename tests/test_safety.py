@@ -116,3 +116,29 @@ def test_a_config_edit_that_would_not_load_is_refused(monkeypatch, name, text, m
     assert result.status == "failed", result
     assert "would break the file" in result.reason
 
+
+def test_copy_new_file_keeps_the_exact_mode_and_refuses_a_pipe(tmp_path):
+    """The writer's copy: bytes through the kernel, the source's mode exactly (also the bits
+    the umask would take), a named pipe refused at once instead of waited on."""
+    import os
+    import stat
+
+    from porter.core.files import copy_new_file
+
+    src = tmp_path / "tool.sh"
+    src.write_bytes(b"#!/bin/sh\necho hi\n" * 5000)
+    os.chmod(src, 0o775)
+    copy_new_file(str(src), str(tmp_path / "copy.sh"), umask=0o022)
+    assert (tmp_path / "copy.sh").read_bytes() == src.read_bytes()
+    assert stat.S_IMODE((tmp_path / "copy.sh").stat().st_mode) == 0o775
+    copy_new_file(str(src), str(tmp_path / "new.sh"), b"converted\n", umask=0o022)
+    assert (tmp_path / "new.sh").read_bytes() == b"converted\n"
+    assert stat.S_IMODE((tmp_path / "new.sh").stat().st_mode) == 0o775
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(OSError):
+        copy_new_file(str(tmp_path / "pipe"), str(tmp_path / "pipe-copy"))
+    assert not (tmp_path / "pipe-copy").exists()
+    os.symlink(tmp_path / "elsewhere", tmp_path / "link")
+    with pytest.raises(OSError):  # never written through a link at the destination
+        copy_new_file(str(src), str(tmp_path / "link"))
+    assert not (tmp_path / "elsewhere").exists()

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from porter.core.tree import Entry, walk
+from porter.core.tree import Entry, signature, walk
 
 NEVER_SCANNED = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules", "build", "dist",
@@ -103,6 +103,10 @@ class TreeFilter:
     selection: FileSelection
     src: Path
     _gitignores: dict[str, Patterns | None] = field(default_factory=dict)  # folder rel ("" root) -> spec or None
+    # Every file the selection read or looked for (.gitignore files, .git), by path: its
+    # signature then (None: absent). While they and the walked folders keep their
+    # signatures, the selection would choose the same files.
+    consulted: dict[str, list[int] | None] = field(default_factory=dict)
 
     @cached_property
     def _prefix(self) -> str:
@@ -131,13 +135,15 @@ class TreeFilter:
         out = []
         for folder in (src, *src.parents):
             prefix = "" if folder == src else src.relative_to(folder).as_posix() + "/"
-            spec = _read_gitignore(folder / ".gitignore") if folder != src else None  # the tree's own: walked
+            spec = self._read_gitignore(folder / ".gitignore") if folder != src else None  # the tree's own: walked
             if spec is not None:
                 out.append((prefix, spec))
-            if (folder / ".git").exists():
+            git = str(folder / ".git")
+            self.consulted[git] = signature(git)
+            if os.path.exists(git):
                 # The repository's root: its .git/info/exclude counts as a .gitignore there, below
                 # every .gitignore file (git's order).
-                exclude = _read_gitignore(folder / ".git" / "info" / "exclude")
+                exclude = self._read_gitignore(folder / ".git" / "info" / "exclude")
                 if exclude is not None:
                     out.append((prefix, exclude))
                 break
@@ -148,8 +154,17 @@ class TreeFilter:
     def _gitignore(self, folder_rel: str) -> Patterns | None:
         if folder_rel not in self._gitignores:
             path = self.src / folder_rel / ".gitignore" if folder_rel else self.src / ".gitignore"
-            self._gitignores[folder_rel] = _read_gitignore(path)
+            self._gitignores[folder_rel] = self._read_gitignore(path)
         return self._gitignores[folder_rel]
+
+    def _read_gitignore(self, path: Path) -> Patterns | None:
+        self.consulted[str(path)] = signature(str(path))
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        lines = text.splitlines()
+        return Patterns(lines) if any(line.strip() and not line.startswith("#") for line in lines) else None
 
     def gitignored(self, rel: str, is_dir: bool) -> bool:
         """Whether git ignores `rel` (its parent folders are known not to be ignored)."""
@@ -188,8 +203,9 @@ class TreeFilter:
         name = self._prefix + rel
         return tuple(c for spec, codes in self._per_file if spec.matches(name) for c in codes)
 
-    def entries(self, exclude: Path | None = None) -> Iterator[Entry]:
-        """The files to scan, sorted (explicit files, or the walk without what is left out)."""
+    def entries(self, exclude: Path | None = None, dirs: dict[str, list[int] | None] | None = None) -> Iterator[Entry]:
+        """The files to scan, sorted (explicit files, or the walk without what is left out;
+        `dirs` as porter/core/tree.walk's)."""
         if self.selection.only is not None:
             for rel in sorted(set(self.selection.only)):
                 if self.selection.force_exclude and (self.in_skipped_dir(rel) or self.excluded(rel, False)):
@@ -199,7 +215,7 @@ class TreeFilter:
                     continue
                 yield Entry(rel, False)
             return
-        for entry in walk(self.src, exclude, prune=self.skip_dir):
+        for entry in walk(self.src, exclude, prune=self.skip_dir, dirs=dirs):
             if not self.skip_file(entry.rel):
                 yield entry
 
@@ -210,15 +226,6 @@ class TreeFilter:
             if never_scanned(parts[depth - 1], str(self.src / folder)) or self.excluded(folder, True):
                 return True
         return False
-
-
-def _read_gitignore(path: Path) -> Patterns | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    lines = text.splitlines()
-    return Patterns(lines) if any(line.strip() and not line.startswith("#") for line in lines) else None
 
 
 def explicit_files(src: Path, selection: FileSelection, paths: list[Path]) -> tuple[str, ...]:

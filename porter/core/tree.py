@@ -27,7 +27,8 @@ class Entry:
 
 
 def walk(root: Path, exclude: Path | None = None,
-         prune: Callable[[str, str], bool] | None = None) -> Iterator[Entry]:
+         prune: Callable[[str, str], bool] | None = None,
+         dirs: dict[str, list[int] | None] | None = None) -> Iterator[Entry]:
     """Regular files and symlinks under root, sorted, without descending into symlinked
     directories. Sockets, pipes and devices are never read (reading a named pipe would wait
     forever) but are yielded with `skipped` set; a folder that cannot be read is yielded
@@ -38,12 +39,32 @@ def walk(root: Path, exclude: Path | None = None,
 
     On os.scandir, whose entries know their own type: no extra system call per file.
     `prune(rel, path)` says which folders not to enter (the file selection of a scan).
+    `dirs`, when given, receives the `signature` of every folder the walk lists or leaves
+    out by its relative path ("" for the root): while they all keep their signatures, a walk
+    would yield the same names (porter/engine/tree_index.py lists a tree again from them).
     """
     exclude_s = str(exclude) if exclude else None
-    yield from _walk(str(root), "", exclude_s, prune)
+    if dirs is not None:
+        dirs[""] = signature(str(root))
+    yield from _walk(str(root), "", exclude_s, prune, dirs)
 
 
-def _walk(folder: str, rel_dir: str, exclude: str | None, prune: Callable[[str, str], bool] | None = None) -> Iterator[Entry]:
+def signature(path: str) -> list[int] | None:
+    """What changes whenever a file's bytes or a folder's names do (as git's index keeps it):
+    size, modification and change times, inode; None when nothing is there. The change time
+    moves with every write, rename or chmod and cannot be set back (`touch`, `cp -p`)."""
+    try:
+        return stat_signature(os.lstat(path))
+    except OSError:
+        return None
+
+
+def stat_signature(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _walk(folder: str, rel_dir: str, exclude: str | None, prune: Callable[[str, str], bool] | None = None,
+          dirs: dict[str, list[int] | None] | None = None) -> Iterator[Entry]:
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -59,6 +80,8 @@ def _walk(folder: str, rel_dir: str, exclude: str | None, prune: Callable[[str, 
         elif entry.is_dir():
             if entry.name in SKIP_DIRS or entry.path == exclude:
                 continue
+            if dirs is not None:
+                dirs[rel] = signature(entry.path)
             if not rel_dir and entry.name in (REPORT_DIR, LORA_DIR) and porters_own(entry.path, entry.name):
                 yield Entry(rel, False, skipped="porter's output of an earlier run: not converted or copied")
                 continue
@@ -70,7 +93,7 @@ def _walk(folder: str, rel_dir: str, exclude: str | None, prune: Callable[[str, 
         else:
             yield Entry(rel, False, skipped=f"{_special_kind(entry)}: not read or copied")
     for path, rel in subdirs:
-        yield from _walk(path, rel, exclude, prune)
+        yield from _walk(path, rel, exclude, prune, dirs)
 
 
 def _special_kind(entry: os.DirEntry) -> str:

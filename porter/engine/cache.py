@@ -57,12 +57,18 @@ def code_fingerprint() -> str:
     return hashlib.sha256("".join(sorted(lines)).encode()).hexdigest()
 
 
-def cache_key(data: bytes, rel: str, context: str) -> str:
-    """Key of one file's result: its bytes, its path (file types depend on it), the run context."""
+def content_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def cache_key(digest: str, rel: str, context: str) -> str:
+    """Key of one file's result: the digest of its bytes (`content_digest`: a re-run may know
+    it without reading the file, porter/engine/tree_index.py), its path (file types depend on
+    it), the run context."""
     h = hashlib.sha256()
     # A name that is not UTF-8 (surrogateescape) keys by its bytes.
     for part in (__version__.encode(), code_fingerprint().encode(), context.encode(),
-                 rel.encode("utf-8", "surrogateescape"), data):
+                 rel.encode("utf-8", "surrogateescape"), digest.encode()):
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)
     return h.hexdigest()
@@ -81,12 +87,12 @@ class ResultCache:
 
     def get(self, key: str) -> Any | None:
         try:
-            return self.decode(_read(self._path(key), key))
+            return self.decode(read_entry(self._path(key), key))
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
     def put(self, key: str, result: Any) -> None:
-        _write(self.directory, f"{key[:2]}/{key}.json", key, self.encode(result))
+        write_entry(self.directory, f"{key[:2]}/{key}.json", key, self.encode(result))
 
     def get_many(self, context: str, keys: Sequence[str]) -> list[Any | None]:
         """The results stored under `keys` in the newest packs of `context` (None: not found)."""
@@ -94,7 +100,7 @@ class ResultCache:
         wanted = {key: i for i, key in enumerate(keys)}
         for path in self._packs(context):
             try:
-                stored = _read(path, path.stem.split("-")[0])
+                stored = read_entry(path, path.stem.split("-")[0])
                 for key in [k for k in wanted if k in stored]:
                     found[wanted.pop(key)] = self.decode(stored[key])
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -107,7 +113,7 @@ class ResultCache:
         """Store one run's results as a new pack of `context`; drop the oldest packs."""
         folder = self._pack_folder(context)
         name = _digest(json.dumps(sorted(results)))[:32]
-        _write(self.directory, f"{folder.relative_to(self.directory).as_posix()}/{name}-{os.getpid()}.json", name,
+        write_entry(self.directory, f"{folder.relative_to(self.directory).as_posix()}/{name}-{os.getpid()}.json", name,
                {k: self.encode(r) for k, r in results.items()})
         for old in self._packs(context)[self.PACKS_KEPT:]:
             try:
@@ -132,7 +138,7 @@ class ResultCache:
         return [Path(p) for _, p in sorted(entries, reverse=True)]
 
 
-def _read(path: Path, key: str) -> Any:
+def read_entry(path: Path, key: str) -> Any:
     """The verified payload of an entry; raises when it is missing or does not verify.
 
     An entry is one line of JSON header (its key and the payload's checksum), then the
@@ -144,7 +150,7 @@ def _read(path: Path, key: str) -> Any:
     return json.loads(payload)
 
 
-def _write(root: Path, rel: str, key: str, data: Any) -> None:
+def write_entry(root: Path, rel: str, key: str, data: Any) -> None:
     try:
         payload = json.dumps(data, separators=(",", ":")).encode("utf-8")
     except (TypeError, ValueError, UnicodeEncodeError):
@@ -189,7 +195,7 @@ def cached_texts(cache_dir: Path | None, inputs: bytes, label: str, render: Call
     if cache_dir is None:
         return render()
     cache = ResultCache(cache_dir, encode=lambda texts: {"texts": texts}, decode=lambda d: d["texts"])
-    key = cache_key(inputs, label, "render")
+    key = cache_key(content_digest(inputs), label, "render")
     texts = cache.get(key)
     if not (isinstance(texts, list) and all(isinstance(t, str) for t in texts)):
         texts = render()

@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from porter.core.files import TEMP_SUFFIX, stale_temporary, write_atomically
+from porter.core.files import TEMP_SUFFIX, copy_new_file, stale_temporary, write_atomically
 from porter.core.model import FileResult
 from porter.engine.parallel import ForkedMap
 from porter.core.tree import walk
@@ -110,9 +110,8 @@ class TreeWriter:
         self.walked: set[str] | None = None  # the regular files start_copy found
         self.failed: set[str] = set()  # not written; the problem is said once
         self._copying: tuple[ForkedMap, list[str]] | None = None
-        umask = os.umask(0)
-        os.umask(umask)
-        self.new_file_mode = 0o666 & ~umask
+        self.umask = os.umask(0)
+        os.umask(self.umask)
 
     def start_copy(self, exclude: Path | None = None) -> None:
         """Copy every regular file of SRC into OUT as it is, beside this process's work."""
@@ -170,15 +169,7 @@ class TreeWriter:
         try:
             if not self.fresh and os.path.lexists(dest):
                 _remove(Path(dest))
-            if data is None:
-                shutil.copyfile(source, dest)
-            else:
-                fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-            mode = stat.S_IMODE(os.stat(source).st_mode)
-            if mode != self.new_file_mode or not self.fresh or data is not None:
-                os.chmod(dest, mode)
+            copy_new_file(source, dest, data, self.umask)
             return None
         except OSError as exc:
             return f"not written: {exc.strerror}"

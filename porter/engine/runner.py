@@ -10,6 +10,8 @@ is not even parsed. Writing OUT is output.py's.
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -18,9 +20,10 @@ from typing import TypeVar
 from porter.core.fileset import FileSelection
 from porter.core.model import FileCheck, FileResult
 from porter.core.tree import LORA_DIR, REPORT_DIR, walk
-from porter.engine.cache import ResultCache, cache_key, cached_map
+from porter.engine.cache import ResultCache, cache_key, cached_map, content_digest
 from porter.engine.parallel import NOT_PYTHON
 from porter.engine.pipeline import check_file, convert_file
+from porter.engine.tree_index import TreeIndex
 from porter.engine.sources import MAX_FILE_MB, TooLarge, read_source
 from porter.engine.vendor_paths import KIND as VENDOR_KIND, kept_finding, vendor_word
 from porter.core.patch import file_diff
@@ -31,12 +34,26 @@ R = TypeVar("R")
 
 @dataclass(frozen=True)
 class Task:
-    """One file for a worker: its path, its bytes and its file type."""
+    """One file for a worker: its path, its file type, the digest of its bytes and the bytes
+    themselves, or None when the tree index vouched for the file unread (the worker reads it
+    if the result cache has no answer)."""
 
+    root: str
     rel: str
-    data: bytes
+    data: bytes | None
     kind: str
+    digest: str
+    size: int
     ignore: tuple[str, ...] = ()  # codes per-file-ignores turns off for this file
+
+    def bytes(self) -> bytes:
+        if self.data is not None:
+            return self.data
+        with open(f"{self.root}/{self.rel}", "rb") as fh:
+            data = fh.read()
+        if content_digest(data) != self.digest:  # its result would be stored under the old bytes' key
+            raise OSError(errno.EAGAIN, "the file changed while porter ran; run porter again")
+        return data
 
 
 @dataclass
@@ -57,15 +74,31 @@ def _rules(task: Task) -> ActiveRules:
     return _RULES[0].narrowed(task.ignore) if task.ignore else _RULES[0]
 
 
+def _unreadable_result(rel: str, why: str) -> FileResult:
+    return FileResult(rel, "failed", kind="other", reason=why)
+
+
+def _unreadable_check(rel: str, why: str) -> FileCheck:
+    return FileCheck(rel, skipped=why)
+
+
 def _convert(task: Task) -> FileResult:
-    result = convert_file(task.rel, task.data, task.kind, _rules(task))
+    try:
+        data = task.bytes()
+    except OSError as exc:
+        return _unreadable_result(task.rel, f"cannot read: {exc.strerror}")
+    result = convert_file(task.rel, data, task.kind, _rules(task))
     # The file's part of changes.patch is made here, in the worker, while both texts are at hand.
-    diff = file_diff(task.rel, task.data, result.new_bytes) if result.new_bytes is not None else b""
+    diff = file_diff(task.rel, data, result.new_bytes) if result.new_bytes is not None else b""
     return replace(result, diff=diff)
 
 
 def _check(task: Task) -> FileCheck:
-    return check_file(task.rel, task.data, task.kind, _rules(task))
+    try:
+        data = task.bytes()
+    except OSError as exc:
+        return _unreadable_check(task.rel, f"cannot read: {exc.strerror}")
+    return check_file(task.rel, data, task.kind, _rules(task))
 
 
 @dataclass
@@ -81,14 +114,16 @@ class _Tree:
 def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: bool,
                unreadable: Callable[[str, str], object], other: Callable[[str], object | None],
                kept: Callable[[str, str, object], object], skipped: Callable[[str, str], object],
-               max_bytes: int | None, files: FileSelection | None = None) -> _Tree:
+               max_bytes: int | None, files: FileSelection | None = None,
+               index: TreeIndex | None = None) -> _Tree:
     tree = _Tree()
     vendor_rules = rules.of_kind(VENDOR_KIND)
     root = str(src)
     entries: list[str] = []
+    index = index or TreeIndex(None, src)
     # The file selection (porter/core/fileset.py): .gitignore, excludes, explicit files.
     chosen = (files or FileSelection()).matcher(src)
-    for entry in chosen.entries(exclude):
+    for entry in index.listing(chosen, exclude):
         if entry.failed is not None:
             tree.early.append(unreadable(entry.rel, entry.failed))
         elif entry.skipped is not None:
@@ -104,7 +139,17 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
                     if not e.is_symlink and e.skipped is None and e.failed is None]
     for rel in entries:
         try:
-            data, kind = read_source(root, rel, max_bytes)
+            st = os.stat(f"{root}/{rel}")
+            known = index.seen(rel, st)
+            if known is not None:
+                data, (kind, digest, lines) = None, known
+                if kind is not None and max_bytes is not None and st.st_size > max_bytes:
+                    raise TooLarge(st.st_size, max_bytes)
+            else:
+                data, kind = read_source(root, rel, max_bytes)
+                digest = content_digest(data) if kind is not None else ""
+                lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+                index.record(rel, st, kind, digest, lines)
         except OSError as exc:
             tree.early.append(unreadable(rel, f"cannot read: {exc.strerror}"))
             continue
@@ -121,8 +166,9 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
             finding = kept_finding(rel, *vendor)
             tree.early.append(kept(rel, kind, finding if rules.shows(finding) else None))
             continue
-        tree.lines[rel] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-        tree.tasks.append(Task(rel, data, kind, chosen.ignores(rel)))
+        tree.lines[rel] = lines
+        tree.tasks.append(Task(root, rel, data, kind, digest, st.st_size, chosen.ignores(rel)))
+    index.save()
     return tree
 
 
@@ -130,8 +176,8 @@ def _run(work: Callable[[Task], R], tree: _Tree, rules: ActiveRules, mode: str, 
          cache: ResultCache | None, keep: Callable[[R], bool]) -> list[R]:
     _RULES[:] = [rules]
     context = f"{mode}|{rules.target}|{rules.ruleset.digest}|{rules.selection.key}"
-    keys = [cache_key(t.data, t.rel, context + (f"|-{','.join(t.ignore)}" if t.ignore else "")) for t in tree.tasks] if cache else []
-    return cached_map(work, tree.tasks, keys, lambda t: len(t.data), jobs, cache, context, keep=keep,
+    keys = [cache_key(t.digest, t.rel, context + (f"|-{','.join(t.ignore)}" if t.ignore else "")) for t in tree.tasks] if cache else []
+    return cached_map(work, tree.tasks, keys, lambda t: t.size, jobs, cache, context, keep=keep,
                       bundle=lambda t: None if t.kind == "python" else NOT_PYTHON, path_of=lambda t: t.rel)
 
 
@@ -142,12 +188,13 @@ def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude
     Files a pipeline handles that are over `max_bytes` are skipped (copied as they are)."""
     tree = _read_tree(
         src, rules, exclude, with_lora=False,
-        unreadable=lambda rel, why: FileResult(rel, "failed", kind="other", reason=why),
+        unreadable=_unreadable_result,
         other=lambda rel: FileResult(rel, "unchanged", kind="other"),
         kept=lambda rel, kind, finding: FileResult(rel, "unchanged", kind=kind, findings=(finding,) if finding else ()),
         skipped=lambda rel, why: FileResult(rel, "skipped", kind="other", reason=why),
         max_bytes=max_bytes,
         files=files,
+        index=TreeIndex(cache.directory if cache is not None else None, src),
     )
     results = tree.early + _run(_convert, tree, rules, "convert", jobs, cache, keep=lambda r: r.status != "failed")
     run = RunResult(src, rules.target, rules.version, symlinks=tree.symlinks)
@@ -161,12 +208,13 @@ def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: 
     """Check every file under `src` (and its porter_lora/). Reads only SRC; writes only the cache."""
     tree = _read_tree(
         src, rules, exclude, with_lora=True,
-        unreadable=lambda rel, why: FileCheck(rel, skipped=why),
+        unreadable=_unreadable_check,
         other=lambda rel: FileCheck(rel),
         kept=lambda rel, kind, finding: FileCheck(rel, kind, (finding,), ("",)) if finding else FileCheck(rel, kind),
         skipped=lambda rel, why: FileCheck(rel, skipped=why),
         max_bytes=max_bytes,
         files=files,
+        index=TreeIndex(cache.directory if cache is not None else None, src),
     )
     results = tree.early + _run(_check, tree, rules, "check", jobs, cache, keep=lambda r: r.error is None)
     return sorted(results, key=lambda r: r.path)

@@ -49,9 +49,15 @@ MODEL_TYPE_TEMPLATES: tuple[tuple[str, int | None, str], ...] = (
 )
 
 
+def template_sources(tree: Path, layout: str) -> tuple[Path, Path]:
+    """The two files `template_table` reads: data/template.py and extras/constants.py."""
+    package = Path(tree) / _PACKAGE[layout]
+    return package / "data" / "template.py", package / "extras" / "constants.py"
+
+
 def registered_templates(tree: Path, layout: str) -> frozenset[str]:
     """Template names the tree's ``data/template.py`` registers (empty when it is absent)."""
-    path = Path(tree) / _PACKAGE[layout] / "data" / "template.py"
+    path = template_sources(tree, layout)[0]
     if not path.is_file():
         return frozenset()
     return frozenset(_REGISTERED.findall(path.read_text(encoding="utf-8", errors="replace")))
@@ -73,7 +79,7 @@ def _strings(node: ast.AST) -> list[str]:
 
 def family_templates(tree: Path, layout: str, registered: frozenset[str]) -> dict[str, str]:
     """Lower-cased model name or hub-id basename -> template, from the tree's constants.py."""
-    path = Path(tree) / _PACKAGE[layout] / "extras" / "constants.py"
+    path = template_sources(tree, layout)[1]
     try:
         module = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, SyntaxError):

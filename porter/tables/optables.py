@@ -114,9 +114,15 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 def available_versions(target: str) -> list[str]:
     """Torch versions with a table for `target`, oldest first (["any"] for HIP)."""
+    return list(_versions(target))
+
+
+@lru_cache(maxsize=None)
+def _versions(target: str) -> tuple[str, ...]:
+    # Asked for every file the op scan reads: the folder is listed once per process.
     folder = _tables_dir(target)
     versions = sorted((p.stem.removeprefix("torch_api_") for p in folder.glob("torch_api_*.json")), key=_version_key)
-    return versions + ([ANY_VERSION] if (folder / "torch_api.toml").is_file() else [])
+    return (*versions, *([ANY_VERSION] if (folder / "torch_api.toml").is_file() else []))
 
 
 def load_api_table(target: str, version: str | None = None) -> ApiTable:
@@ -125,8 +131,8 @@ def load_api_table(target: str, version: str | None = None) -> ApiTable:
     "2.4.1" selects the 2.4 table. A version-independent table serves every version.
     An unknown version raises ValueError listing the available ones.
     """
-    versions = available_versions(target)
-    if versions == [ANY_VERSION] or version is None:
+    versions = _versions(target)
+    if versions == (ANY_VERSION,) or version is None:
         return _load(target, versions[-1])
     release = re.match(r"v?(\d+)\.(\d+)", version.strip())
     wanted = f"{int(release.group(1))}.{int(release.group(2))}" if release else version

@@ -1,0 +1,114 @@
+"""What the last run saw of a tree, so that a re-run reads only what changed.
+
+- The listing: the files the selection chose, with the signature (porter/core/tree.py
+  `signature`: size, modification and change times, inode, as git's index keeps them) of
+  every folder the walk listed and of every .gitignore or .git it consulted. While all keep
+  their signatures the walk would choose the same files, so it is not walked again (nor
+  are the .gitignore patterns compiled).
+- Each file: its signature, file type, line count and the digest of its bytes. A file with
+  the same signature is not opened: its digest keys the result cache, which answers the
+  rest. An unchanged tree is neither walked nor read.
+
+A signature is trusted only when the thing was last modified at least `RACY_NS` before the
+index was written (git's "racy" rule): a change made within the file system's timestamp
+granularity of the previous read could otherwise keep every recorded value.
+
+One index per tree (its absolute path) in the run's cache directory, written atomically
+only when something was walked or read; anything that does not load or verify is an empty
+index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from porter import __version__
+from porter.core.fileset import TreeFilter
+from porter.core.tree import Entry, signature, stat_signature
+from porter.engine.cache import code_fingerprint, read_entry, write_entry
+
+RACY_NS = 2_000_000_000  # 2 s: coarser than any file system's timestamp granularity porter meets
+
+
+class TreeIndex:
+    """`listing(...)` the files of the tree; `seen(rel, st)` the (file type, digest, lines)
+    recorded for an unchanged file, `record(...)` what was just read; `save()` at the end."""
+
+    def __init__(self, cache_dir: Path | None, src: Path) -> None:
+        self.cache_dir = cache_dir
+        self.src = str(src)
+        # Another porter (version or code: file types may differ) keeps another index.
+        self.rel = f"trees/{_digest(f'{__version__}|{code_fingerprint()}|{os.path.abspath(src)}')[:32]}.json"
+        self.files: dict[str, list] = {}
+        self.fresh: dict[str, list] = {}
+        self.stored_listing: dict = {}
+        self.new_listing: dict | None = None
+        self.changed = False  # something was walked or read (new, changed or not yet trusted)
+        self.trusted_before = 0  # what was modified at or after this (ns) is looked at again
+        if cache_dir is not None:
+            path = cache_dir / self.rel
+            try:
+                loaded = read_entry(path, self.rel)
+                written = os.stat(path).st_mtime_ns  # the file system's clock, as the files' own times
+            except (OSError, ValueError, KeyError, TypeError):
+                return
+            if isinstance(loaded, dict) and isinstance(loaded.get("files"), dict):
+                self.files = loaded["files"]
+                self.stored_listing = loaded.get("listing") or {}
+                self.trusted_before = written - RACY_NS
+
+    def listing(self, chosen: TreeFilter, exclude: Path | None) -> list[Entry]:
+        """What `chosen.entries(exclude)` yields: from the index while nothing it depends on
+        has changed, else walked (and recorded)."""
+        key = f"{chosen.selection!r}|{exclude}"
+        stored = self.stored_listing
+        if (chosen.selection.only is None and stored.get("key") == key
+                and all(self._unchanged(f"{self.src}/{rel}" if rel else self.src, sig)
+                        for rel, sig in stored.get("dirs", {}).items())
+                and all(self._unchanged(path, sig) for path, sig in stored.get("consulted", {}).items())):
+            try:
+                entries = [Entry(rel, bool(link), skipped, failed) for rel, link, skipped, failed in stored["entries"]]
+            except (KeyError, TypeError, ValueError):
+                entries = None
+            if entries is not None:
+                self.new_listing = stored
+                return entries
+        dirs: dict[str, list[int] | None] = {}
+        entries = list(chosen.entries(exclude, dirs))
+        if chosen.selection.only is None:
+            self.new_listing = {"key": key, "dirs": dirs, "consulted": dict(chosen.consulted),
+                                "entries": [[e.rel, e.is_symlink, e.skipped, e.failed] for e in entries]}
+            self.changed = True
+        return entries
+
+    def _unchanged(self, path: str, recorded: list[int] | None) -> bool:
+        now = signature(path)
+        if now != recorded:
+            return False
+        return now is None or max(now[1], now[2]) < self.trusted_before
+
+    def seen(self, rel: str, st: os.stat_result) -> tuple[str | None, str, int] | None:
+        entry = self.files.get(rel)
+        sig = stat_signature(st)
+        if (not isinstance(entry, list) or len(entry) != 7 or entry[:4] != sig
+                or max(st.st_mtime_ns, st.st_ctime_ns) >= self.trusted_before):
+            return None
+        self.fresh[rel] = entry
+        return entry[4], entry[5], entry[6]
+
+    def record(self, rel: str, st: os.stat_result, kind: str | None, digest: str, lines: int) -> None:
+        self.fresh[rel] = [*stat_signature(st), kind, digest, lines]
+        self.changed = True
+
+    def save(self) -> None:
+        """Write what this run saw when it walked or read anything or a file is gone; a run
+        over an unchanged tree writes nothing. (Rewriting after a racy file was read again is
+        what lets the next run trust it.)"""
+        if self.cache_dir is not None and (self.changed or len(self.fresh) != len(self.files)):
+            write_entry(self.cache_dir, self.rel, self.rel, {"files": self.fresh, "listing": self.new_listing or {}})
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()

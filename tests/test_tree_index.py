@@ -1,0 +1,135 @@
+"""The tree index (porter/engine/tree_index.py): a re-run of an unchanged tree neither walks
+nor reads it, and every kind of change is seen again: bytes (even with the modification
+time set back), a new file, an edited .gitignore, a file changed within the racy window."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import porter.core.fileset
+import porter.core.tree
+import porter.engine.cache
+import porter.engine.runner
+import porter.engine.tree_index
+from porter.check.run import check_tree
+
+CUDA = "import torch\nx = torch.zeros(1).cuda()\n"
+
+
+def _tree(root: Path) -> Path:
+    src = root / "src"
+    (src / "pkg").mkdir(parents=True)
+    (src / "train.py").write_text(CUDA)
+    (src / "pkg" / "model.py").write_text('import torch\n\ndef f():\n    return torch.zeros(1).to("meta")\n')
+    (src / "notes.txt").write_text("cuda everywhere\n")
+    (src / ".gitignore").write_text("*.log\nzzzzz.py\n")
+    return src
+
+
+class Counted:
+    """Counts the source files read and the walks made."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.reads: list[str] = []
+        self.walks = 0
+        real_read = porter.engine.runner.read_source
+        real_entries = porter.core.fileset.TreeFilter.entries
+
+        def read_source(root, rel, *args):
+            self.reads.append(rel)
+            return real_read(root, rel, *args)
+
+        def entries(filter_, *args, **kwargs):
+            self.walks += 1
+            return real_entries(filter_, *args, **kwargs)
+
+        monkeypatch.setattr(porter.engine.runner, "read_source", read_source)
+        monkeypatch.setattr(porter.core.fileset.TreeFilter, "entries", entries)
+
+    def reset(self) -> None:
+        self.reads.clear()
+        self.walks = 0
+
+
+def _check(src: Path, cache: Path) -> dict[str, list[str]]:
+    result = check_tree(src, "mlu", jobs=1, cache_dir=cache)
+    return {r.path: sorted(f.rule for f in r.findings) for r in result.files}
+
+
+@pytest.fixture
+def trusting(monkeypatch):
+    """No racy window: files written by the test a moment ago count as settled."""
+    monkeypatch.setattr(porter.engine.tree_index, "RACY_NS", 0)
+
+
+def test_unchanged_tree_is_neither_walked_nor_read(tmp_path, monkeypatch, trusting):
+    src, cache = _tree(tmp_path), tmp_path / "cache"
+    counted = Counted(monkeypatch)
+    first = _check(src, cache)
+    assert counted.walks == 1 and "train.py" in counted.reads
+    counted.reset()
+    assert _check(src, cache) == first
+    assert counted.walks == 0 and counted.reads == []
+
+
+def test_changed_bytes_are_read_even_with_the_old_modification_time(tmp_path, monkeypatch, trusting):
+    src, cache = _tree(tmp_path), tmp_path / "cache"
+    first = _check(src, cache)
+    assert first["pkg/model.py"] == []
+    counted = Counted(monkeypatch)
+    path = src / "pkg" / "model.py"
+    st = path.stat()
+    path.write_text(path.read_text().replace('"meta"', '"cuda"'))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # as `cp -p` or `touch -r` would leave it
+    assert porter.core.tree.signature(str(path))[:2] == [st.st_size, st.st_mtime_ns]  # only ctime tells
+    again = _check(src, cache)
+    assert counted.reads == ["pkg/model.py"]  # the change time moved: read again, nothing else
+    assert again["pkg/model.py"] != []
+
+
+def test_new_file_and_edited_gitignore_are_seen(tmp_path, monkeypatch, trusting):
+    src, cache = _tree(tmp_path), tmp_path / "cache"
+    _check(src, cache)
+    (src / "pkg" / "extra.py").write_text(CUDA)
+    assert "pkg/extra.py" in _check(src, cache)
+    gitignore = src / ".gitignore"
+    st = gitignore.stat()
+    gitignore.write_text("*.log\nextra.py\n")  # edited in place: its folder's times do not move
+    os.utime(gitignore, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert porter.core.tree.signature(str(gitignore))[:2] == [st.st_size, st.st_mtime_ns]
+    assert "pkg/extra.py" not in _check(src, cache)
+
+
+def test_a_file_changed_within_the_racy_window_is_read_again(tmp_path, monkeypatch):
+    src, cache = _tree(tmp_path), tmp_path / "cache"
+    _check(src, cache)  # the index is written moments after the files: none is trusted yet
+    counted = Counted(monkeypatch)
+    _check(src, cache)
+    assert "train.py" in counted.reads and counted.walks == 1
+
+
+def test_no_cache_keeps_no_index(tmp_path, monkeypatch):
+    src = _tree(tmp_path)
+    counted = Counted(monkeypatch)
+    for _ in range(2):
+        check_tree(src, "mlu", jobs=1, cache_dir=None)
+    assert counted.walks == 2 and counted.reads.count("train.py") == 2
+
+
+def test_a_file_changed_between_the_walk_and_its_read_is_not_stored(tmp_path, monkeypatch, trusting):
+    """The index vouched for a file unread; the worker that reads it after all (the result
+    cache had no answer) finds other bytes: it fails the file rather than store a result
+    under the key of bytes it never saw."""
+    from porter.engine.runner import Task, _check
+    from porter.rules import ActiveRules, Selection, load_rules
+
+    monkeypatch.setattr(porter.engine.runner, "_RULES", [ActiveRules(load_rules("mlu"), Selection())])
+    src = _tree(tmp_path)
+    data = (src / "train.py").read_bytes()
+    task = Task(str(src), "train.py", None, "python", porter.engine.cache.content_digest(data), len(data))
+    assert _check(task).skipped is None
+    (src / "train.py").write_text(CUDA.replace("zeros", "ones"))
+    assert "changed while porter ran" in _check(task).skipped
