@@ -118,7 +118,7 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
     cache = chosen_cache_dir(cache_dir, no_cache)
     max_bytes = int(max_mb * 1024 * 1024) if max_mb else None
     opts = ConvertOptions(settings.target, version, out, in_place, diff_only, force, jobs, settings.select,
-                          settings.ignore, cache, extend=settings.extend_select, files=files, rule_files=settings.rules,
+                          settings.ignore, cache, extend=settings.extend_select, files=files, rule_files=settings.project_rules,
                           report_dir=report_dir, max_bytes=max_bytes)
     try:
         done = run_convert(src, opts)

@@ -1,4 +1,5 @@
-"""The Python pipeline: screen, parse once, run the rule kinds and the op scan on one tree.
+"""The Python pipeline: screen, parse once, run the rule kinds and the op scan on one tree
+(then the project's codemods, porter/python/codemods.py, on the files they screen in).
 
 `find_python` is a pure function of (path, bytes, active rules): it returns what it found
 (a `Found`, porter/core/edits.py) and the engine applies it (`convert`) or reports it
@@ -19,6 +20,7 @@ from porter.core.model import Finding, Skipped
 from porter.core.suppress import split_suppressed, suppressions
 from porter.core.textio import decode_python, encode_python
 from porter.core.wordregex import word_alternation
+from porter.python import codemods
 from porter.python.context import FileContext
 from porter.python.kinds import PYTHON_KINDS
 from porter.python.opscan import KIND as OP_KIND, api_uses, check as op_check
@@ -34,6 +36,7 @@ def screen_pattern(rules: RuleSet) -> re.Pattern[str]:
         kind_rules = rules.of_kind(kind_name)
         if kind_rules:
             words |= module.screen_words(kind_rules)
+    words |= codemods.screen_words(rules.of_kind(codemods.KIND))
     words.discard("")
     # Whole words (`cuda` but not `use_cuda_amp`); a word ending in "_" is a prefix (`NCCL_`).
     whole = [w for w in words if not w.endswith("_")]
@@ -91,6 +94,9 @@ def find_python(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped |
         uses = api_uses(ctx, table)
         findings += _rewritten_as_info(ctx, op_check(ctx, op_rules, table, uses), findings)
         apis = tuple(sorted({(u.entry.api, u.entry.status) for u in uses}))
+    codemod_rules = rules.of_kind(codemods.KIND)
+    if codemod_rules and rule_words:  # the project's codemods, after porter's own rules
+        findings += codemods.codemod_findings(path, text, ctx.index, codemod_rules)
     return Found(text, findings, lambda new: encode_python(decoded, new), "python",
                  lambda new: parse_problem(new, path), ctx.index, apis, used)
 
