@@ -172,17 +172,30 @@ def _shown(path: str) -> str:
 @main.command("rules")
 @click.argument("code", required=False)
 @click.option("--target", "-t", type=click.Choice(TARGETS), default=None, help="Only this target's rules.")
-def rules_cmd(code: str | None, target: str | None) -> None:
-    """List rule codes and names, or explain one rule."""
+@click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="The project's configuration (default: found from the working directory, as check finds it).")
+@click.option("--isolated", is_flag=True, help="porter's rules only: ignore every configuration file.")
+def rules_cmd(code: str | None, target: str | None, config: Path | None, isolated: bool) -> None:
+    """List rule codes and names, or explain one rule (with the project's own rules and codemods)."""
     from porter.verify.codes import for_target as runtime_rules
+    from porter.config import project_rule_files
 
     targets = [target] if target else list(TARGETS)
+    try:
+        own = project_rule_files(Path("."), config, isolated)
+        sets = {t: load_rules(t, own) for t in targets}
+    except (ValueError, RuleError) as exc:  # ConfigError, RuleError: naming the file and the key
+        click.echo(f"porter: error: {exc}", err=True)
+        sys.exit(2)
+    problems = dict.fromkeys(p for t in targets for p in sets[t].problems)
+    for path, why in problems:
+        click.echo(f"porter: error: codemod {path}: {why}", err=True)
     if code is None:
         for t in targets:
-            for rule in (*load_rules(t).rules, *runtime_rules(t)):
+            for rule in (*sets[t].rules, *runtime_rules(t)):
                 click.echo(f"{rule.code}  {t:<3}  {rule.name:<36} {rule.summary}")
-        return
-    found = [(t, r) for t in targets for r in (*load_rules(t).rules, *runtime_rules(t)) if r.code == code.upper()]
+        sys.exit(2 if problems else 0)
+    found = [(t, r) for t in targets for r in (*sets[t].rules, *runtime_rules(t)) if r.code == code.upper()]
     if not found:
         raise click.UsageError(f"no rule {code}; see `porter rules` for the list")
     for t, rule in found:

@@ -273,6 +273,11 @@ def load_settings(start: Path, config: Path | None = None, isolated: bool = Fals
     return Settings(**values, sources={key: label for key in t})
 
 
+def project_rule_files(start: Path, config: Path | None = None, isolated: bool = False) -> tuple[Path, ...]:
+    """The project's own rule and codemod files for `start` (as check finds its configuration)."""
+    return load_settings(start, config, isolated).project_rules
+
+
 def _rule_files(root: Path, patterns: list[str], where: str, key: str = "rules") -> list[Path]:
     """The files `patterns` name under `root`. Codemods (key "codemods") need libcst: without
     it, naming one is an error that says how to install it."""

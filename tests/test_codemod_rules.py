@@ -248,6 +248,23 @@ def test_a_toml_rule_cannot_claim_the_codemod_kind(tmp_path):
     assert result.exit_code == 2 and "'codemod' rules are declared by a codemod file" in result.output
 
 
+def test_rules_lists_the_projects_own_rules_found_from_the_working_directory_or_config(tmp_path, monkeypatch):
+    root = project(tmp_path, config='target = "mlu"\nrules = ["porter_rules/*.toml"]\ncodemods = ["porter_rules/*.py"]\n')
+    (root / "porter_rules" / "house.toml").write_text((REPO / "tests" / "test_project_rules.py").read_text()
+                                                       .split("RULE = '''")[1].split("'''")[0])
+    monkeypatch.chdir(root / "src")
+    listed = invoke("rules", "-t", "mlu")
+    assert listed.exit_code == 0, listed.output
+    assert re.search(r"^PRT801  mlu  house-fused-adam", listed.output, re.M)
+    assert re.search(r"^PRT811  mlu  device-sync +mycorp.cuda_sync\(\) is mycorp.device_sync\(\)", listed.output, re.M)
+    explained = invoke("rules", "PRT811")
+    assert "kind codemod" in explained.output and str(root / "porter_rules" / "house.py") in explained.output
+    assert "PRT811" not in invoke("rules", "--isolated").output
+    monkeypatch.chdir(tmp_path)
+    assert "PRT811" not in invoke("rules").output  # no configuration here
+    assert "PRT811  hip" in invoke("rules", "--config", root / "porter.toml").output
+
+
 def test_readme_codemod_example_is_the_shipped_example_and_runs(tmp_path):
     readme = (REPO / "README.md").read_text()
     block = readme.split("(examples/codemod_project):\n\n```python\n", 1)[1].split("```", 1)[0]
