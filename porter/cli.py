@@ -17,7 +17,6 @@ from porter.commands.options import (
     codes,
     ignore_option,
     jobs_option,
-    target_option as _target,
     version_option as _version,
 )
 from porter.rules import TARGETS, RuleError, load_rules
@@ -223,14 +222,25 @@ def _indented(text: str) -> str:
 
 @main.command("lora")
 @click.argument("tree", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@_target
+@click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
+              help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` in [tool.porter].")
 @click.option("--deepspeed", is_flag=True, help="Also write ds_config.json and use it.")
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Where to write (default: TREE/porter_lora).")
-def lora_cmd(tree: Path, target: str, deepspeed: bool, out: Path | None) -> None:
+def lora_cmd(tree: Path, target: str | None, deepspeed: bool, out: Path | None) -> None:
     """Render the LoRA training entry point (porter_lora/) for a ported TREE."""
+    from porter.api import settings_for
+    from porter.config import ConfigError
     from porter.core.files import describe
     from porter.lora import render_lora
     from porter.core.tree import LORA_DIR
+
+    try:  # TREE's configuration, as convert and check read it (--target over it)
+        target = settings_for(tree, True, target=target).target
+    except ConfigError as exc:
+        click.echo(f"porter: error: {exc}", err=True)
+        sys.exit(2)
+    if target is None:
+        raise click.UsageError("no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml")
 
     try:
         # -o names the folder (made if missing); the default TREE/porter_lora is reached
