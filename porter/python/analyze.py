@@ -20,11 +20,11 @@ from porter.core.model import Finding, Skipped
 from porter.core.suppress import split_suppressed, suppressions
 from porter.core.textio import decode_python, encode_python
 from porter.core.wordregex import word_alternation
-from porter.python import codemods
 from porter.python.context import FileContext
 from porter.python.kinds import PYTHON_KINDS
 from porter.python.opscan import KIND as OP_KIND, api_uses, check as op_check
 from porter.rules import ActiveRules, RuleSet
+from porter.rules.kinds import CODEMOD
 from porter.tables.optables import load_api_table
 
 
@@ -36,7 +36,10 @@ def screen_pattern(rules: RuleSet) -> re.Pattern[str]:
         kind_rules = rules.of_kind(kind_name)
         if kind_rules:
             words |= module.screen_words(kind_rules)
-    words |= codemods.screen_words(rules.of_kind(codemods.KIND))
+    if rules.of_kind(CODEMOD):  # the project's codemods (libcst and difflib load only then)
+        from porter.python.codemods import screen_words
+
+        words |= screen_words(rules.of_kind(CODEMOD))
     words.discard("")
     # Whole words (`cuda` but not `use_cuda_amp`); a word ending in "_" is a prefix (`NCCL_`).
     whole = [w for w in words if not w.endswith("_")]
@@ -94,9 +97,11 @@ def find_python(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped |
         uses = api_uses(ctx, table)
         findings += _rewritten_as_info(ctx, op_check(ctx, op_rules, table, uses), findings)
         apis = tuple(sorted({(u.entry.api, u.entry.status) for u in uses}))
-    codemod_rules = rules.of_kind(codemods.KIND)
+    codemod_rules = rules.of_kind(CODEMOD)
     if codemod_rules and rule_words:  # the project's codemods, after porter's own rules
-        findings += codemods.codemod_findings(path, text, ctx.index, codemod_rules)
+        from porter.python.codemods import codemod_findings
+
+        findings += codemod_findings(path, text, ctx.index, codemod_rules)
     return Found(text, findings, lambda new: encode_python(decoded, new), "python",
                  lambda new: parse_problem(new, path), ctx.index, apis, used)
 

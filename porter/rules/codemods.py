@@ -31,9 +31,9 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
+from porter.rules.kinds import CODEMOD as KIND
 from porter.rules.model import SEVERITIES, TARGETS, Rule
 
-KIND = "codemod"
 INSTALL_HINT = 'pip install "cuda-porter[codemods]"'
 _CODE = re.compile(r"^PRT\d{3}$")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")

@@ -23,6 +23,7 @@ REQUIREMENT_OUTCOMES = ("drop", "replace", "flag", "note", "local-version", "ind
 CONFIG_TYPES = ("training", "accelerate", "deepspeed", "any")
 SEVERITIES = ("error", "warning", "info")
 SUPPRESSION_PROBLEMS = ("invalid", "unused")  # what a suppression-comment rule reports
+CODEMOD = "codemod"  # the kind of a project's codemod rules (porter/rules/codemods.py)
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     # A notebook cell that does not parse as Python after IPython syntax is masked.
     KindSchema("notebook-cell", {}, example_file="notebook.ipynb"),
     # A project's libcst codemod (porter/rules/codemods.py): declared by its class, never in TOML.
-    KindSchema("codemod", {"file": _STR, "class": _STR, "names": _LIST, "digest": _STR}, in_toml=False),
+    KindSchema(CODEMOD, {"file": _STR, "class": _STR, "names": _LIST, "digest": _STR}, in_toml=False),
     # porter's own findings about `# porter: ignore[...]` comments (porter/engine/pipeline.py).
     KindSchema("suppression-comment", {"on": _f(str, choices=SUPPRESSION_PROBLEMS)}, {"opt_in": _BOOL}),
 )}
