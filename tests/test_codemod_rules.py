@@ -211,6 +211,8 @@ def test_a_codemod_that_raises_on_a_file_is_an_error_naming_both_and_the_run_goe
     pytest.param(RAISES.replace("PRT813", "PRT101"), "CODE PRT101 is taken by a rule of porter's", id="porter-code"),
     pytest.param(RAISES.replace('"PRT813"', '"PRJ813"'), "CODE must be a code such as", id="bad-code"),
     pytest.param(RAISES.replace('NAMES = ["boom"]', ""), "NAMES must be a non-empty list", id="no-names"),
+    pytest.param(RAISES.replace('NAMES = ["boom"]', 'NAMES = ["boom"]\n    NAME = "cuda-method"'),
+                 "NAME cuda-method is the name of another rule", id="porter-name"),
 ])
 def test_a_broken_codemod_file_is_reported_with_its_path_and_the_rest_of_the_run_goes_on(tmp_path, source, needle):
     root = project(tmp_path, source)
@@ -277,3 +279,12 @@ def test_readme_codemod_example_is_the_shipped_example_and_runs(tmp_path):
     assert (root / "src_mlu" / "train.py").read_text().endswith("mycorp.device_sync()\n")
     checked = invoke("check", root / "src", "--no-cache", "--select", "PRT811")
     assert re.search(r"^warning PRT811 \S*src/train\.py:8:8 ", checked.output, re.M), checked.output
+
+
+def test_a_codemod_for_other_targets_does_not_run(tmp_path):
+    source = RENAME.format(log=str(tmp_path / "parsed.log"), new="device_sync").replace(
+        'NAMES = ["cuda_sync"]', 'NAMES = ["cuda_sync"]\n    TARGETS = ["hip"]')
+    root = project(tmp_path, source)
+    assert "PRT811" not in {f.rule for f in porter.check(root / "src").findings}
+    assert not parsed(tmp_path)
+    assert "PRT811" in {f.rule for f in porter.check(root / "src", target="hip").findings}

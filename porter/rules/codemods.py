@@ -122,15 +122,17 @@ def _rule(path: Path, digest: str, cls: type, target: str) -> Rule | None:
                 source=str(path))
 
 
-def load_codemods(paths: tuple[Path, ...], target: str,
-                  taken: dict[str, str]) -> tuple[list[Rule], list[tuple[str, str]], str]:
+def load_codemods(paths: tuple[Path, ...], target: str, taken: dict[str, str],
+                  names: frozenset[str] = frozenset()) -> tuple[list[Rule], list[tuple[str, str]], str]:
     """(rules, problems, digest) of codemod files for `target`. `taken`: code -> where it is
-    declared already (porter's codes, the project's TOML rules); a codemod that reuses one is a
-    problem. A file that cannot be used is a problem naming it; the others still load."""
+    declared already (porter's codes, the project's TOML rules), `names`: rule names in use; a
+    codemod that reuses one is a problem. A file that cannot be used is a problem naming it;
+    the others still load."""
     rules: list[Rule] = []
     problems: list[tuple[str, str]] = []  # (file, why)
     digest = hashlib.sha256()
     taken = dict(taken)
+    names = set(names)
     for path in paths:
         try:
             file_hash = file_digest(path)
@@ -159,6 +161,10 @@ def load_codemods(paths: tuple[Path, ...], target: str,
                 problems.append((str(path), f"{cls.__name__}: CODE {rule.code} is taken by {taken[rule.code]} "
                                  "(give each project rule its own code, e.g. in the unused PRT8xx band)"))
                 continue
+            if rule.name in names:
+                problems.append((str(path), f"{cls.__name__}: NAME {rule.name} is the name of another rule (set NAME)"))
+                continue
             taken[rule.code] = f"{path} ({cls.__name__})"
+            names.add(rule.name)
             rules.append(rule)
     return rules, problems, digest.hexdigest()[:16]

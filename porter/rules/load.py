@@ -233,7 +233,8 @@ def _with_project(base: RuleSet, project: tuple[Path, ...]) -> RuleSet:
         from porter.rules.codemods import load_codemods
 
         taken = {code: "a rule of porter's" for code in porter_codes} | {r.code: r.source for r in own.rules}
-        codemods, found_problems, codemod_digest = load_codemods(codemod_files, base.target, taken)
+        codemods, found_problems, codemod_digest = load_codemods(codemod_files, base.target, taken,
+                                                                 frozenset(names | {r.name for r in own.rules}))
         problems = tuple(found_problems)
         digest += f"+{codemod_digest}"
     rules = tuple(sorted(base.rules + own.rules + tuple(codemods), key=lambda r: r.code))
