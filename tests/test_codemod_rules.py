@@ -288,3 +288,22 @@ def test_a_codemod_for_other_targets_does_not_run(tmp_path):
     assert "PRT811" not in {f.rule for f in porter.check(root / "src").findings}
     assert not parsed(tmp_path)
     assert "PRT811" in {f.rule for f in porter.check(root / "src", target="hip").findings}
+
+
+@pytest.mark.parametrize("before,after", [
+    ("a = 1\nb = 2\n", "a = 1\nb = 3\n"),
+    ("a = 1\nb = 2\nc = 3\n", "a = 1\nc = 3\n"),  # a line removed
+    ("a = 1\n", "import x\na = 1\nb = 2\n"),  # lines added before and after
+    ("f(a,\n  b)\n", "f(a, b)\n"),  # two lines joined
+    ("x = 'é'\r\ny = 1\r\n", "x = 'é'\r\ny = 2\r\n"),  # \r\n and non-ASCII kept
+])
+def test_span_edits_rebuild_the_codemods_output_touching_only_what_changed(before, after):
+    from porter.core.edits import apply_edits
+    from porter.core.model import Edit
+    from porter.python.codemods import span_edits
+
+    edits = span_edits(before, after)
+    assert apply_edits(before, [Edit("PRT811", s, e, r) for s, e, r in edits]) == after
+    changed = sum(e - s for s, e, _ in edits)
+    assert changed <= sum(len(x) for x in before.splitlines(keepends=True)
+                          if x not in after.splitlines(keepends=True))

@@ -12,6 +12,7 @@ file is an error naming the codemod and leaves the file to porter's rules.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from functools import lru_cache
 
@@ -19,9 +20,7 @@ from porter.core.model import Edit, Finding
 from porter.core.textio import LineIndex
 from porter.core.wordregex import word_alternation
 from porter.rules import Rule
-from porter.rules.codemods import KIND, CodemodProblem, codemod_class
-
-__all__ = ["KIND", "codemod_findings", "screen_words"]
+from porter.rules.codemods import CodemodProblem, codemod_class
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
@@ -110,16 +109,9 @@ def span_edits(before: str, after: str) -> list[tuple[int, int, str]]:
             if i2 - i1 == j2 - j1 else [(i1, i2, j1, j2)]
         for p1, p2, q1, q2 in pairs:
             old, new = "".join(a[p1:p2]), "".join(b[q1:q2])
-            prefix = len(_common_prefix(old, new))
-            suffix = len(_common_prefix(old[prefix:][::-1], new[prefix:][::-1]))
+            prefix = len(os.path.commonprefix([old, new]))
+            suffix = len(os.path.commonprefix([old[prefix:][::-1], new[prefix:][::-1]]))
             if old != new:
                 edits.append((starts[p1] + prefix, starts[p2] - suffix, new[prefix:len(new) - suffix]))
     return edits
 
-
-def _common_prefix(x: str, y: str) -> str:
-    n = 0
-    for n, (p, q) in enumerate(zip(x, y)):  # noqa: B007
-        if p != q:
-            return x[:n]
-    return x[:min(len(x), len(y))]
