@@ -201,6 +201,16 @@ def test_a_codemod_that_raises_on_a_file_is_an_error_naming_both_and_the_run_goe
     assert done.patch.count(b".mlu()") == 2  # both files still converted by porter's rules
 
 
+def test_a_codemod_that_writes_code_that_does_not_parse_is_an_error_naming_it(tmp_path):
+    source = NOT_IDEMPOTENT.replace("def leave_Integer(self, original_node, updated_node):\n        return updated_node.with_changes(value=str(int(updated_node.value) + 1))",
+                                    "def leave_Name(self, original_node, updated_node):\n        return updated_node.with_changes(value='if')")
+    root = project(tmp_path, source, {"src/train.py": "import torch\ncounter = 1\nx = torch.zeros(2).cuda()\n"})
+    [error] = [f for f in porter.check(root / "src").findings if f.rule == "PRT812"]
+    assert "Bump" in error.message and "does not parse" in error.message
+    done = porter.convert(root / "src", diff=True)
+    assert b"if = 1" not in done.patch and b".mlu()" in done.patch and done.failed_files == ()
+
+
 @pytest.mark.parametrize("source,needle", [
     pytest.param("import libcst\nraise ImportError('no mycorp here')\n", "cannot be imported: ImportError: no mycorp here",
                  id="import-fails"),

@@ -11,9 +11,11 @@ file is an error naming the codemod and leaves the file to porter's rules.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import os
 import re
+import warnings
 from functools import lru_cache
 
 from porter.core.model import Edit, Finding
@@ -55,7 +57,10 @@ def _run(path: str, text: str, index: LineIndex, rule: Rule) -> list[Finding]:
         new = _transform(rule, path, text)
         if new is None or new == text:
             return []
-        again = _transform(rule, path, new)
+        broken = _parse_problem(new, path)
+        if broken is not None:
+            return error(f"wrote code that does not parse ({broken}); its edits are not applied")
+        again = _transform(rule, path, new)  # the idempotence check: its own output again
     except CodemodProblem as exc:
         return error(f"cannot run: {exc}")
     except Exception as exc:  # the user's code: reported for this file, never a stop
@@ -73,6 +78,16 @@ def _run(path: str, text: str, index: LineIndex, rule: Rule) -> list[Finding]:
                                 Edit(rule.code, start, end, replacement), end_line, end_col,
                                 subject=rule.params["class"]))
     return findings
+
+
+def _parse_problem(text: str, path: str) -> str | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text, filename=path)
+    except (SyntaxError, ValueError) as exc:
+        return f"{getattr(exc, 'msg', exc)}, line {getattr(exc, 'lineno', '?')}"
+    return None
 
 
 def _transform(rule: Rule, path: str, text: str) -> str | None:
