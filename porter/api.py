@@ -70,7 +70,7 @@ class CheckReport:
         from porter.check.shown import Shown, display_root
         from porter.rules import load_rules
 
-        shown = Shown(self.result, load_rules(self.target, self.settings.rules), self.checked, self.accepted, display_root(self.root), color,
+        shown = Shown(self.result, load_rules(self.target, self.settings.project_rules), self.checked, self.accepted, display_root(self.root), color,
                       summary)
         return RENDERERS[fmt](shown)
 
@@ -188,7 +188,7 @@ def check(paths: PathLike | Sequence[PathLike] = ".", target: str | None = None,
     root, files = file_selection(chosen, settings, force_exclude)
     selection = Selection(version, settings.select, settings.ignore, extend=settings.extend_select)
     result = check_tree(root, settings.target, selection, jobs, Path(cache_dir) if cache_dir else None, files=files,
-                        project_rules=settings.rules)
+                        project_rules=settings.project_rules)
     shown, accepted = result.findings, 0
     if settings.baseline is not None:
         shown, accepted = split_accepted(shown, load_baseline(settings.baseline, result.target))
@@ -230,7 +230,7 @@ def convert(src: PathLike, target: str | None = None, *, out: PathLike | None = 
     _, files = file_selection([src], settings)
     opts = ConvertOptions(settings.target, version, Path(out) if out is not None else None, in_place, diff, force, jobs,
                           settings.select, settings.ignore, Path(cache_dir) if cache_dir else None,
-                          extend=settings.extend_select, files=files, rule_files=settings.rules)
+                          extend=settings.extend_select, files=files, rule_files=settings.project_rules)
     run, report, out_dir = run_convert(src, opts)
     findings = tuple(f for r in run.results for f in r.findings)
     return ConvertReport(settings.target, version, src, out_dir, tuple(run.results), findings, report, patch_bytes(run))

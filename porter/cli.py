@@ -17,7 +17,6 @@ from porter.commands.options import (
     codes,
     ignore_option,
     jobs_option,
-    target_option as _target,
     version_option as _version,
 )
 from porter.rules import TARGETS, RuleError, load_rules
@@ -118,7 +117,7 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
     cache = chosen_cache_dir(cache_dir, no_cache)
     max_bytes = int(max_mb * 1024 * 1024) if max_mb else None
     opts = ConvertOptions(settings.target, version, out, in_place, diff_only, force, jobs, settings.select,
-                          settings.ignore, cache, extend=settings.extend_select, files=files, rule_files=settings.rules,
+                          settings.ignore, cache, extend=settings.extend_select, files=files, rule_files=settings.project_rules,
                           report_dir=report_dir, max_bytes=max_bytes)
     try:
         done = run_convert(src, opts)
@@ -172,17 +171,30 @@ def _shown(path: str) -> str:
 @main.command("rules")
 @click.argument("code", required=False)
 @click.option("--target", "-t", type=click.Choice(TARGETS), default=None, help="Only this target's rules.")
-def rules_cmd(code: str | None, target: str | None) -> None:
-    """List rule codes and names, or explain one rule."""
+@click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="The project's configuration (default: found from the working directory, as check finds it).")
+@click.option("--isolated", is_flag=True, help="porter's rules only: ignore every configuration file.")
+def rules_cmd(code: str | None, target: str | None, config: Path | None, isolated: bool) -> None:
+    """List rule codes and names, or explain one rule (with the project's own rules and codemods)."""
     from porter.verify.codes import for_target as runtime_rules
+    from porter.config import project_rule_files
 
     targets = [target] if target else list(TARGETS)
+    try:
+        own = project_rule_files(Path("."), config, isolated)
+        sets = {t: load_rules(t, own) for t in targets}
+    except (ValueError, RuleError) as exc:  # ConfigError, RuleError: naming the file and the key
+        click.echo(f"porter: error: {exc}", err=True)
+        sys.exit(2)
+    problems = dict.fromkeys(p for t in targets for p in sets[t].problems)
+    for path, why in problems:
+        click.echo(f"porter: error: codemod {path}: {why}", err=True)
     if code is None:
         for t in targets:
-            for rule in (*load_rules(t).rules, *runtime_rules(t)):
+            for rule in (*sets[t].rules, *runtime_rules(t)):
                 click.echo(f"{rule.code}  {t:<3}  {rule.name:<36} {rule.summary}")
-        return
-    found = [(t, r) for t in targets for r in (*load_rules(t).rules, *runtime_rules(t)) if r.code == code.upper()]
+        sys.exit(2 if problems else 0)
+    found = [(t, r) for t in targets for r in (*sets[t].rules, *runtime_rules(t)) if r.code == code.upper()]
     if not found:
         raise click.UsageError(f"no rule {code}; see `porter rules` for the list")
     for t, rule in found:
@@ -210,14 +222,25 @@ def _indented(text: str) -> str:
 
 @main.command("lora")
 @click.argument("tree", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@_target
+@click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
+              help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` in [tool.porter].")
 @click.option("--deepspeed", is_flag=True, help="Also write ds_config.json and use it.")
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Where to write (default: TREE/porter_lora).")
-def lora_cmd(tree: Path, target: str, deepspeed: bool, out: Path | None) -> None:
+def lora_cmd(tree: Path, target: str | None, deepspeed: bool, out: Path | None) -> None:
     """Render the LoRA training entry point (porter_lora/) for a ported TREE."""
+    from porter.api import settings_for
+    from porter.config import ConfigError
     from porter.core.files import describe
     from porter.lora import render_lora
     from porter.core.tree import LORA_DIR
+
+    try:  # TREE's configuration, as convert and check read it (--target over it)
+        target = settings_for(tree, True, target=target).target
+    except ConfigError as exc:
+        click.echo(f"porter: error: {exc}", err=True)
+        sys.exit(2)
+    if target is None:
+        raise click.UsageError("no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml")
 
     try:
         # -o names the folder (made if missing); the default TREE/porter_lora is reached

@@ -16,6 +16,7 @@ table is passed over. Keys (kebab-case, as ruff's):
     baseline = "porter-baseline.json"    # relative to the file
     fail-on = "error"                    # or "warning"
     rules = ["porter_rules/*.toml"]      # the project's own rules, as porter's rules/
+    codemods = ["porter_rules/*.py"]     # the project's libcst codemods (the `codemods` extra)
 
 Anything else, a value of the wrong type, or a code no rule has is a `ConfigError` that
 names the file and the key. Command-line options override the file; `Settings.sources` says
@@ -65,6 +66,7 @@ _KEYS: dict[str, tuple[Any, str]] = {
     "baseline": (lambda v: isinstance(v, str), "a path"),
     "fail-on": (lambda v: v in FAIL_ON, "\"error\" or \"warning\""),
     "rules": (_list_of_str, "a list of paths or glob patterns of rule files"),
+    "codemods": (_list_of_str, "a list of paths or glob patterns of codemod files (.py)"),
 }
 _CODE_KEYS = ("select", "extend-select", "ignore")
 
@@ -101,9 +103,15 @@ class Settings:
     baseline: Path | None = None
     fail_on: str = "error"
     rules: tuple[Path, ...] = ()
+    codemods: tuple[Path, ...] = ()
     config: ConfigFile | None = None
     root: Path | None = None  # the folder of the configuration file: patterns are relative to it
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def project_rules(self) -> tuple[Path, ...]:
+        """The project's own rule files: TOML rules, then codemods (what `load_rules` takes)."""
+        return self.rules + self.codemods
 
     def source(self, key: str) -> str:
         return self.sources.get(key, DEFAULT)
@@ -178,8 +186,11 @@ def read_config(path: Path) -> ConfigFile:
         if not check(value):
             raise ConfigError(f"{where}: key '{key}' must be {what}, got {value!r}")
     extra: tuple[str, ...] = ()
-    if "rules" in table:
-        extra = project_codes(tuple(_rule_files(path.resolve().parent, table["rules"], where)))
+    own = tuple(_rule_files(path.resolve().parent, table["rules"], where)) if "rules" in table else ()
+    if "codemods" in table:
+        own += tuple(_rule_files(path.resolve().parent, table["codemods"], where, "codemods"))
+    if own:
+        extra = project_codes(own)
     for key in _CODE_KEYS:
         for code in table.get(key, ()):
             _check_code(code, f"{where}: key '{key}'", extra)
@@ -254,21 +265,46 @@ def load_settings(start: Path, config: Path | None = None, isolated: bool = Fals
             value = (cfg.root / value)
         elif key == "rules":
             value = tuple(_rule_files(cfg.root, value, label))
+        elif key == "codemods":
+            value = tuple(_rule_files(cfg.root, value, label, "codemods"))
         elif isinstance(value, list):
             value = tuple(value)
         values[attr] = value
     return Settings(**values, sources={key: label for key in t})
 
 
-def _rule_files(root: Path, patterns: list[str], where: str) -> list[Path]:
+def project_rule_files(start: Path, config: Path | None = None, isolated: bool = False) -> tuple[Path, ...]:
+    """The project's own rule and codemod files for `start` (as check finds its configuration)."""
+    return load_settings(start, config, isolated).project_rules
+
+
+def _rule_files(root: Path, patterns: list[str], where: str, key: str = "rules") -> list[Path]:
+    """The files `patterns` name under `root`. Codemods (key "codemods") need libcst: without
+    it, naming one is an error that says how to install it."""
     found: list[Path] = []
     for pattern in patterns:
         matches = sorted(root.glob(pattern)) if any(ch in pattern for ch in "*?[") else [root / pattern]
         matches = [m for m in matches if m.is_file()]
         if not matches:
-            raise ConfigError(f"{where}: key 'rules': {pattern!r} matches no file under {root}")
+            raise ConfigError(f"{where}: key '{key}': {pattern!r} matches no file under {root}")
+        wrong = [m for m in matches if (m.suffix != ".py") == (key == "codemods")]
+        if wrong:  # each key one language: a codemod among TOML rules would not parse, and back
+            raise ConfigError(f"{where}: key '{key}': {wrong[0]} " + (
+                "is not a Python file (.py)" if key == "codemods" else "is a Python file: codemods go in 'codemods'"))
         found.extend(m for m in matches if m not in found)
+    if key == "codemods" and found:
+        _need_libcst(found[0], where)
     return found
+
+
+def _need_libcst(codemod: Path, where: str) -> None:
+    try:
+        import libcst.codemod  # noqa: F401  (only when a configuration names codemods)
+    except ImportError as exc:
+        from porter.rules.codemods import INSTALL_HINT
+
+        raise ConfigError(f"{where}: key 'codemods': {codemod} is a libcst codemod, and libcst cannot be imported "
+                          f"({exc}): {INSTALL_HINT}") from exc
 
 
 def with_options(settings: Settings, **options: Any) -> Settings:
@@ -295,7 +331,7 @@ def with_options(settings: Settings, **options: Any) -> Settings:
                 changes[attr] = value
                 continue
         for code in value if attr in ("select", "extend_select", "ignore") else ():
-            if unknown_codes([code], project_codes(settings.rules)):
+            if unknown_codes([code], project_codes(settings.project_rules)):
                 raise ConfigError(f"--{key}: unknown rule code {code!r} (see `porter rules` for the list)")
         changes[attr] = value
         sources[key] = COMMAND_LINE

@@ -199,13 +199,18 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     from porter.reports.json_report import build_report
     from porter.reports.write import write_reports
     from porter.engine.runner import convert_tree
+    from porter.core.model import FileResult
     from porter.rules import ActiveRules, Selection, load_rules
 
     rules = load_rules(opts.target, opts.rule_files)
     active = ActiveRules(rules, Selection(opts.version, opts.select, opts.ignore, extend=opts.extend))
     cache = ResultCache(opts.cache_dir) if opts.cache_dir else None
     run = convert_tree(src, active, opts.jobs, exclude, cache, opts.files, opts.max_bytes)
+    # A project codemod that could not be loaded did not run: listed as failed (exit 1) with why.
+    problems = [FileResult(path, "failed", kind="codemod", reason=f"codemod not run: {why}")
+                for path, why in rules.problems]
     if out is None:
+        run.results += problems
         return Converted(run, build_report(run, rules, out), None)
     if writer is not None:
         writer.write(run.results)
@@ -220,6 +225,7 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     failures = {path: why for path, why in failures.items() if path not in unread}
     if failures:
         _mark_not_written(run, failures)
+    run.results += problems
     report = build_report(run, rules, out)
     write_reports(report, patch_bytes(run), place.root, place.rel, opts.cache_dir)
     render_lora(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir, root=place.root)

@@ -162,3 +162,24 @@ def test_convert_reads_the_configuration_too(tmp_path):
     (src / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.porter]\ntarget = "mlu"\nignor = ["PRT101"]\n')
     result = CliRunner().invoke(main, ["convert", str(src), "-o", str(tmp_path / "out3"), "--no-cache"])
     assert result.exit_code == 2 and "ignor" in result.output
+
+
+def test_lora_reads_the_target_from_the_configuration_and_the_option_wins(tmp_path):
+    """`porter lora TREE` takes `target` from TREE's configuration as convert and check do."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "train.py").write_text("import torch\n")
+
+    def header(out: Path) -> str:
+        return (out / "run_lora.sh").read_text().split("\n")[1]
+
+    missing = run("lora", tree, "-o", tmp_path / "none")
+    assert missing.exit_code == 2 and "no target" in missing.output and not (tmp_path / "none").exists()
+    (tree / "porter.toml").write_text('target = "hip"\n')
+    assert run("lora", tree, "-o", tmp_path / "configured").exit_code == 0
+    assert 'target "hip"' in header(tmp_path / "configured")
+    assert run("lora", tree, "-o", tmp_path / "option", "--target", "mlu").exit_code == 0
+    assert 'target "mlu"' in header(tmp_path / "option")
+    (tree / "porter.toml").write_text('target = "hip"\ntarget_version = "2.4"\n')
+    bad = run("lora", tree, "-o", tmp_path / "bad")
+    assert bad.exit_code == 2 and "target_version" in bad.output

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from porter.check.model import CheckResult
+from porter.check.model import CheckResult, FileCheck
 from porter.core.fileset import FileSelection
 from porter.engine.cache import ResultCache, decode_file_check, encode_file_check
 from porter.engine.runner import check_tree as run_check
@@ -20,4 +20,7 @@ def check_tree(src: Path, target: str, selection: Selection = Selection(), jobs:
     rules = ActiveRules(load_rules(target, tuple(project_rules)), selection)
     cache = ResultCache(cache_dir, encode_file_check, decode_file_check) if cache_dir else None
     checked = run_check(src, rules, jobs, exclude, cache, files)
+    # A project codemod that could not be loaded did not run: the check is incomplete (exit 2),
+    # said with the codemod file's path and why, after the findings of everything else.
+    checked += [FileCheck(path, "codemod", error=f"codemod not run: {why}") for path, why in rules.ruleset.problems]
     return CheckResult(src, target, selection.version, tuple(checked))

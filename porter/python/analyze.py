@@ -1,4 +1,5 @@
-"""The Python pipeline: screen, parse once, run the rule kinds and the op scan on one tree.
+"""The Python pipeline: screen, parse once, run the rule kinds and the op scan on one tree
+(then the project's codemods, porter/python/codemods.py, on the files they screen in).
 
 `find_python` is a pure function of (path, bytes, active rules): it returns what it found
 (a `Found`, porter/core/edits.py) and the engine applies it (`convert`) or reports it
@@ -23,6 +24,7 @@ from porter.python.context import FileContext
 from porter.python.kinds import PYTHON_KINDS
 from porter.python.opscan import KIND as OP_KIND, api_uses, check as op_check
 from porter.rules import ActiveRules, RuleSet
+from porter.rules.kinds import CODEMOD
 from porter.tables.optables import load_api_table
 
 
@@ -34,6 +36,10 @@ def screen_pattern(rules: RuleSet) -> re.Pattern[str]:
         kind_rules = rules.of_kind(kind_name)
         if kind_rules:
             words |= module.screen_words(kind_rules)
+    if rules.of_kind(CODEMOD):  # the project's codemods (libcst and difflib load only then)
+        from porter.python.codemods import screen_words
+
+        words |= screen_words(rules.of_kind(CODEMOD))
     words.discard("")
     # Whole words (`cuda` but not `use_cuda_amp`); a word ending in "_" is a prefix (`NCCL_`).
     whole = [w for w in words if not w.endswith("_")]
@@ -91,6 +97,11 @@ def find_python(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped |
         uses = api_uses(ctx, table)
         findings += _rewritten_as_info(ctx, op_check(ctx, op_rules, table, uses), findings)
         apis = tuple(sorted({(u.entry.api, u.entry.status) for u in uses}))
+    codemod_rules = rules.of_kind(CODEMOD)
+    if codemod_rules and rule_words:  # the project's codemods, after porter's own rules
+        from porter.python.codemods import codemod_findings
+
+        findings += codemod_findings(path, text, ctx.index, codemod_rules)
     return Found(text, findings, lambda new: encode_python(decoded, new), "python",
                  lambda new: parse_problem(new, path), ctx.index, apis, used)
 

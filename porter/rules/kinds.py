@@ -23,6 +23,7 @@ REQUIREMENT_OUTCOMES = ("drop", "replace", "flag", "note", "local-version", "ind
 CONFIG_TYPES = ("training", "accelerate", "deepspeed", "any")
 SEVERITIES = ("error", "warning", "info")
 SUPPRESSION_PROBLEMS = ("invalid", "unused")  # what a suppression-comment rule reports
+CODEMOD = "codemod"  # the kind of a project's codemod rules (porter/rules/codemods.py)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class KindSchema:
     optional: dict[str, Field] = field(default_factory=dict)
     # The file a rule example of this kind runs in, unless the example names one.
     example_file: str = "train.py"
+    in_toml: bool = True  # False: rules of this kind come from elsewhere (a codemod class)
 
     def field(self, key: str) -> Field | None:
         return self.required.get(key) or self.optional.get(key)
@@ -87,6 +89,8 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("compose-key", {"match": _DICT}, example_file="docker-compose.yml"),
     # A notebook cell that does not parse as Python after IPython syntax is masked.
     KindSchema("notebook-cell", {}, example_file="notebook.ipynb"),
+    # A project's libcst codemod (porter/rules/codemods.py): declared by its class, never in TOML.
+    KindSchema(CODEMOD, {"file": _STR, "class": _STR, "names": _LIST, "digest": _STR}, in_toml=False),
     # porter's own findings about `# porter: ignore[...]` comments (porter/engine/pipeline.py).
     KindSchema("suppression-comment", {"on": _f(str, choices=SUPPRESSION_PROBLEMS)}, {"opt_in": _BOOL}),
 )}

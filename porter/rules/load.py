@@ -72,6 +72,9 @@ def parse_rule(path: Path, index: int, table: dict[str, Any], target: str) -> Ru
     schema = KINDS.get(kind)
     if schema is None:
         raise RuleError(f"{path}: {where}: key 'kind' has unknown value '{kind}' (known: {', '.join(sorted(KINDS))})")
+    if not schema.in_toml:
+        raise RuleError(f"{path}: {where}: key 'kind': '{kind}' rules are declared by a codemod file "
+                        "(`codemods` in [tool.porter]), not in TOML")
     for key, value in table.items():
         if key in _COMMON_REQUIRED:
             continue
@@ -211,7 +214,9 @@ def load_rules(target: str, project: tuple[Path, ...] = ()) -> RuleSet:
 
 
 def _with_project(base: RuleSet, project: tuple[Path, ...]) -> RuleSet:
-    own = load_rule_files(list(project), base.target, project=True)
+    """porter's rules and the project's: TOML rule files, and codemod files (`.py`)."""
+    toml_files = [p for p in project if p.suffix != ".py"]
+    own = load_rule_files(toml_files, base.target, project=True)
     porter_codes = known_codes()
     names = {r.name for r in base.rules}
     for rule in own.rules:
@@ -220,7 +225,19 @@ def _with_project(base: RuleSet, project: tuple[Path, ...]) -> RuleSet:
                             "(give project rules their own codes, e.g. in the unused PRT8xx band)")
         if rule.name in names:
             raise RuleError(f"{rule.source}: key 'name': {rule.name} is the name of one of porter's rules")
-    rules = tuple(sorted(base.rules + own.rules, key=lambda r: r.code))
-    merged = RuleSet(base.target, rules, f"{base.digest}+{own.digest}")
+    codemod_files = tuple(p for p in project if p.suffix == ".py")
+    codemods: list[Rule] = []
+    problems: tuple[tuple[str, str], ...] = ()
+    digest = f"{base.digest}+{own.digest}"
+    if codemod_files:
+        from porter.rules.codemods import load_codemods
+
+        taken = {code: "a rule of porter's" for code in porter_codes} | {r.code: r.source for r in own.rules}
+        codemods, found_problems, codemod_digest = load_codemods(codemod_files, base.target, taken,
+                                                                 frozenset(names | {r.name for r in own.rules}))
+        problems = tuple(found_problems)
+        digest += f"+{codemod_digest}"
+    rules = tuple(sorted(base.rules + own.rules + tuple(codemods), key=lambda r: r.code))
+    merged = RuleSet(base.target, rules, digest, problems)
     _check_references(list(rules))
     return merged

@@ -64,6 +64,9 @@ class RuleSet:
     target: str
     rules: tuple[Rule, ...]
     digest: str  # hash of the rule files, part of the cache key
+    # (file, why) of each of the project's codemods that could not be loaded: it does not run,
+    # the rest of the run goes on and reports it as a failure (porter/rules/codemods.py).
+    problems: tuple[tuple[str, str], ...] = ()
 
     # Identity is the target and the digest of the files: cheap to hash, and rule sets are
     # keys of several per-process caches (screens, rule lookups) on the hot path.
