@@ -13,6 +13,8 @@ from porter import __version__
 from porter.commands.options import (
     cache_options,
     checked_version,
+    config_options,
+    settings_text,
     chosen_cache_dir,
     codes,
     ignore_option,
@@ -79,9 +81,11 @@ def main() -> None:
 @click.option("--extend-select", default=None, help="Also these codes (e.g. PRT9 or ALL for the informational ones).")
 @ignore_option
 @cache_options
+@config_options
 def convert(src: Path, target: str | None, version: str | None, out: Path | None, in_place: bool, diff_only: bool,
             force: bool, report_dir: Path | None, max_mb: float, jobs: int | None, select: str | None,
-            extend_select: str | None, ignore: str | None, cache_dir: Path | None, no_cache: bool) -> None:
+            extend_select: str | None, ignore: str | None, cache_dir: Path | None, no_cache: bool,
+            config: Path | None, isolated: bool, show_settings: bool) -> None:
     """Convert the CUDA repository SRC for TARGET.
 
     Exit codes: 0 done; 1 some files could not be converted; 2 usage error, or OUT, the
@@ -106,11 +110,14 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
     chosen = {key: codes(value, option) or None for key, value, option in
               (("select", select, "--select"), ("extend_select", extend_select, "--extend-select"), ("ignore", ignore, "--ignore"))}
     try:
-        settings = settings_for(src, True, target=target, target_version=version, **chosen)
+        settings = settings_for(src, config or not isolated, target=target, target_version=version, **chosen)
         _, files = file_selection([src], settings)
     except ConfigError as exc:
         click.echo(f"porter: error: {exc}", err=True)
         sys.exit(2)
+    if show_settings:
+        click.echo(settings_text(settings, src), nl=False)
+        return
     if settings.target is None:
         raise click.UsageError("no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml")
     version = checked_version(settings.target, settings.target_version)

@@ -164,6 +164,25 @@ def test_convert_reads_the_configuration_too(tmp_path):
     assert result.exit_code == 2 and "ignor" in result.output
 
 
+def test_convert_takes_config_isolated_and_show_settings_as_check_does(tmp_path):
+    """--config names the file, --isolated ignores every one, --show-settings prints and exits."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "porter.toml").write_text('target = "mlu"\nignore = ["PRT101"]\n')
+    (src / "train.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    other = tmp_path / "other.toml"
+    other.write_text('target = "mlu"\n')
+    shown = run("convert", src, "--show-settings")
+    assert shown.exit_code == 0 and '"PRT101"' in shown.output and "porter.toml" in shown.output
+    assert not (tmp_path / "src_mlu").exists()
+    configured = run("convert", src, "--diff", "--no-cache")
+    assert configured.exit_code == 0 and "torch.mlu.synchronize" not in configured.output
+    named = run("convert", src, "--diff", "--no-cache", "--config", other)
+    assert named.exit_code == 0 and "torch.mlu.synchronize" in named.output
+    isolated = run("convert", src, "--diff", "--no-cache", "--isolated")
+    assert isolated.exit_code == 2 and "no target" in isolated.output
+
+
 def test_lora_reads_the_target_from_the_configuration_and_the_option_wins(tmp_path):
     """`porter lora TREE` takes `target` from TREE's configuration as convert and check do."""
     tree = tmp_path / "tree"
