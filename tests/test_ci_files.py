@@ -60,3 +60,48 @@ def test_pre_commit_hook_passes_filenames_to_porter_check():
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     assert hook["id"] == "porter-check" and hook["language"] == "python"
     assert hook["entry"] == "porter check --force-exclude" and hook["pass_filenames"] is True
+
+
+@pytest.mark.slow
+def test_pre_commit_hook_from_a_local_clone_gates_a_real_repository(tmp_path):
+    """pre-commit installs porter's hook from a clone of this repository (its committed HEAD),
+    passes the staged files, honours [tool.porter], and fails on a newly staged unsupported op."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("pre_commit")
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        pytest.skip("this checkout is not a git repository: pre-commit needs one to clone")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    clone = tmp_path / "porter-clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, env=env)
+    project = tmp_path / "project"
+    project.mkdir()
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=project, check=True, env=env, capture_output=True)
+
+    def hook() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pre_commit", "run"], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=900)
+
+    git("init", "-q")
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {clone}\n    rev: {head.stdout.strip()}\n    hooks:\n      - id: porter-check\n")
+    (project / "pyproject.toml").write_text('[tool.porter]\ntarget = "mlu"\n')
+    (project / "train.py").write_text("import torch\nx = torch.zeros(1).cuda()\n")  # converted, not an error
+    git("add", "-A")
+    first = hook()
+    assert first.returncode == 0, first.stdout + first.stderr
+    git("commit", "-q", "-m", "base")
+    (project / "compiled.py").write_text("import torch\nm = torch.compile(torch.nn.Linear(2, 2))\n")
+    git("add", "compiled.py")
+    failed = hook()
+    assert failed.returncode == 1 and "PRT901" in failed.stdout and "compiled.py" in failed.stdout
+    assert "train.py" not in failed.stdout  # pre-commit passed the staged file alone
+    (project / "pyproject.toml").write_text('[tool.porter]\ntarget = "mlu"\nignore = ["PRT901"]\n')
+    git("add", "pyproject.toml")
+    assert hook().returncode == 0  # the configuration is honoured
