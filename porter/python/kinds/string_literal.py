@@ -17,12 +17,19 @@ value a launch script or config passes, which porter may not have changed).
 
 A device literal in a decorator (`@pytest.mark.runs_on(["cuda"])`) of a test that needs a
 CUDA-only stack (`keep_in_decorators_near`: a word found in that test's decorators, in the
-module's imports or in its path, such as sglang or megatron) is kept and reported: the test
-cannot run on the target whatever its marker says.
+module's imports or in its path, such as sglang or megatron) is kept, with an `info` note:
+the test cannot run on the target whatever its marker says, and the kept marker already
+keeps it off the target.
 
 A constant named for the value it holds (`CUDA = "cuda"` in an enum, `BACKEND_NCCL =
 "nccl"`) is reported, never rewritten: `DeviceType.CUDA = "mlu"` would make every check for
 CUDA answer yes on MLU. The places that compare with it need the change instead.
+
+A device string holds no whitespace: `"cuda:0 fp16 -> cpu fp32"` starts like one but is a
+strategy that a library parses itself (RWKV's `strategy=`). With `flag_in_strategy`, a
+string whose every word is a `strategy_words` word and one of them names a flagged device
+is reported, never rewritten: whether the library takes the target's device there is the
+library's business, and rewriting the module around it would leave it half converted.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from porter.rules import Rule
 def screen_words(rules: list[Rule]) -> set[str]:
     words: set[str] = set()
     for r in rules:
-        words |= set(r.params.get("values", {})) | set(r.params.get("flag", []))
+        words |= set(r.params.get("values", {})) | set(r.params.get("flag", [])) | set(r.params.get("flag_in_strategy", []))
         words |= {p.rstrip(":") for p in r.params.get("prefixes", {})}
     return words
 
@@ -191,6 +198,33 @@ def _flagged(value: str, flag: set[str]) -> bool:
     return value in flag or value.split(" ", 1)[0] in flag
 
 
+def _strategy_device(value: str, rule: Rule) -> str | None:
+    """The flagged device a strategy string names (`"cuda fp16i8 *10 -> cpu fp32"`), else None."""
+    devices = rule.params.get("flag_in_strategy")
+    words = value.split()
+    if not devices or len(words) < 2:
+        return None
+    vocabulary = _vocabulary(rule.params["strategy_words"])
+    if not all(vocabulary.fullmatch(w) for w in words):
+        return None  # prose that mentions a device
+    return next((w.split(":", 1)[0] for w in words if w.split(":", 1)[0] in devices), None)
+
+
+_VOCABULARIES: dict[str, re.Pattern[str]] = {}
+
+
+def _vocabulary(pattern: str) -> re.Pattern[str]:
+    if pattern not in _VOCABULARIES:
+        _VOCABULARIES[pattern] = re.compile(pattern)
+    return _VOCABULARIES[pattern]
+
+
+def _is_device_text(node: ast.AST) -> bool:
+    """No whitespace in the literal text (an f-string's expressions aside): a device string."""
+    parts = node.values if isinstance(node, ast.JoinedStr) else [node]
+    return not any(isinstance(p, ast.Constant) and isinstance(p.value, str) and any(c.isspace() for c in p.value) for p in parts)
+
+
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     for rule in rules:
         values: dict[str, str] = rule.params.get("values", {})
@@ -199,7 +233,15 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         starts = tuple(prefixes)
         for node in ctx.nodes(ast.Constant):
             value = node.value
-            if type(value) is not str or not (value in values or _flagged(value, flag) or value.startswith(starts)):
+            if type(value) is not str:
+                continue
+            device = _strategy_device(value, rule)
+            if device is not None:
+                if not _kept_context(ctx, node, rule) and not isinstance(ctx.parents.get(node), ast.JoinedStr):
+                    yield ctx.finding(rule, node, f'"{value}" names {device} among other words (a strategy that a library parses): '
+                                      "kept, porter does not rewrite inside it", subject=device)
+                continue
+            if not (value in values or _flagged(value, flag) or (value.startswith(starts) and _is_device_text(node))):
                 continue
             if _kept_context(ctx, node, rule):
                 continue
@@ -218,8 +260,9 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 continue
             stack = _cuda_only_test(ctx, node, rule.params.get("keep_in_decorators_near", ()))
             if stack is not None:
+                # A note: the kept marker already keeps the test off the target; nothing to do.
                 yield ctx.finding(rule, node, f'"{value}" kept: a device marker of a test that needs {stack}, '
-                                  f"which does not run on {ctx.target.upper()}", subject=value, severity="warning")
+                                  f"which does not run on {ctx.target.upper()}", subject=value, severity="info")
                 continue
             constant = _named_constant(ctx, node, value)
             if constant is not None:
@@ -233,7 +276,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 first = node.values[0] if node.values else None
                 if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
                     continue
-                if not first.value.startswith(tuple(prefixes)) or _kept_context(ctx, node, rule):
+                if not first.value.startswith(tuple(prefixes)) or not _is_device_text(node) or _kept_context(ctx, node, rule):
                     continue
                 yield from _rewrite(ctx, rule, node, {}, prefixes)
 
