@@ -60,8 +60,9 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("method", {"attribute": _STR}, {"replace": _STR, "called": _BOOL}),
     KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST,
                                       "report_in_modules": _LIST, "report_in_comparisons": _BOOL,
-                                      "keep_in_decorators_near": _LIST}),
-    KindSchema("env-var", {"names": _LIST}, {"replace": _DICT}),
+                                      "keep_in_decorators_near": _LIST, "flag_in_strategy": _LIST, "strategy_words": _STR}),
+    # `off_values`: values that switch the variable off (`RWKV_CUDA_ON=0`): set to one, it is not reported.
+    KindSchema("env-var", {"names": _LIST}, {"replace": _DICT, "off_values": _LIST}),
     KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL}),
     KindSchema("library-import", {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
     KindSchema("requirement-string", {"on": _f(str, choices=REQUIREMENT_OUTCOMES)}, {"url_patterns": _LIST},
