@@ -94,3 +94,17 @@ def test_a_cuda_check_kept_around_cuda_only_code_is_a_note():
     assert _codes("model/patcher.py", KEPT_GUARD) == []
     noted = _codes("model/patcher.py", KEPT_GUARD, EVERYTHING)
     assert ("PRT309", 7, "info") in noted and all(s == "info" for _, _, s in noted)
+
+
+def test_a_variable_without_counterpart_is_one_finding_per_file():
+    text = (
+        "import os\n"
+        "env = {'NCCL_DEBUG': os.environ.get('NCCL_DEBUG', 'WARN')}\n"
+        "os.environ.pop('NCCL_DEBUG', None)\n"
+        "os.environ['CUDA_VISIBLE_DEVICES'] = '0'\n"
+        "os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"
+    )
+    found = check_bytes("launch.py", text.encode(), DEFAULT).findings
+    assert [(f.rule, f.line) for f in found if f.rule == "PRT203"] == [("PRT203", 2)]
+    assert "(2 more mentions in this file)" in next(f.message for f in found if f.rule == "PRT203")
+    assert sorted((f.rule, f.line) for f in found if f.rule == "PRT202") == [("PRT202", 4), ("PRT202", 5)]  # each rename stays

@@ -17,6 +17,7 @@ import ast
 import fnmatch
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import lru_cache
 
 from porter.python.kinds.literal_text import literal_body
@@ -67,6 +68,23 @@ def _any_name(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+    """Every rename is an edit; a variable that is only reported (no counterpart) is one
+    finding per file, at its first mention, with the count: ten `NCCL_DEBUG` lookups in one
+    test file are one thing to act on."""
+    reported: dict[tuple[str, str], list[Finding]] = {}
+    for finding in _mentions(ctx, rules):
+        if finding.edit is not None:
+            yield finding
+        else:
+            reported.setdefault((finding.rule, finding.subject or ""), []).append(finding)
+    for same in reported.values():
+        same.sort(key=lambda f: (f.line, f.col))
+        more = len(same) - 1
+        also = f" ({more} more mention{'s' if more > 1 else ''} in this file)" if more else ""
+        yield replace(same[0], message=same[0].message + also)
+
+
+def _mentions(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     any_name = _any_name(tuple(n for r in rules for n in r.params["names"]))
     for node in ctx.nodes(ast.Constant, ast.JoinedStr):
         # Cheap tests first: every name has an "_", a literal without "=" must be a name
