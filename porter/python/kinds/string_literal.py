@@ -11,7 +11,9 @@ subscripts (`rng_state["cuda"]` is checkpoint data), and arguments of calls name
 
 Where a literal may not be this target's value at all, it is reported instead of rewritten:
 as an argument of a call into a module named in `report_in_modules` (Ray's collective
-groups and vLLM's weight sync know only NCCL and GLOO), and, with `report_in_comparisons`,
+groups and vLLM's weight sync know only NCCL and GLOO) or as the default of such a call's
+setting (an option or attribute that names the stack, `--vllm.sync_backend`, or a parameter
+the function hands to that call), and, with `report_in_comparisons`,
 compared with anything but a call into torch (`if args.backend == "nccl"` compares with a
 value a launch script or config passes, which porter may not have changed).
 
@@ -136,12 +138,58 @@ def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
         name = ctx.imports.resolve(call.func) or ""
         if name.split(".", 1)[0] in modules:
             return f"an argument of {name}, which does not take torch's {ctx.target} backends"
+    owner = _default_owner(ctx, node, modules) if modules else None
+    if owner is not None:
+        return owner
     parent = ctx.parents.get(node)
     if rule.params.get("report_in_comparisons") and isinstance(parent, ast.Compare):
         others = [parent.left, *parent.comparators]
         if not all(o is node or (isinstance(o, ast.Call) and (ctx.imports.resolve(o.func) or "").startswith("torch."))
                    for o in others):
             return "compared with a value porter cannot follow (a launch script or config may still pass it)"
+    return None
+
+
+_NAME_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def _default_owner(ctx: FileContext, node: ast.AST, modules: tuple[str, ...]) -> str | None:
+    """The option of another stack the literal is the default of, else None: a command-line
+    option or attribute that names it (`add_argument("--vllm.sync_backend", default="nccl")`,
+    `getattr(args.vllm, "sync_backend", "nccl")`), or a parameter the function hands to a
+    call into it (`def init_group(backend="nccl")` calling ray's `init_collective_group`)."""
+    parent = ctx.parents.get(node)
+    if isinstance(parent, ast.keyword) and parent.arg == "default":
+        call = ctx.parents.get(parent)
+        if isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "add_argument":
+            names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if any(set(_NAME_WORDS.findall(n.lower())) & set(modules) for n in names):
+                return f"the default of the option {names[0]}, a setting of another stack"
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "getattr" \
+            and len(parent.args) == 3 and parent.args[2] is node:
+        owner = ctx.text[slice(*ctx.span(parent.args[0]))]
+        if set(_NAME_WORDS.findall(owner.lower())) & set(modules):
+            return f"the default of a setting of {owner}, another stack"
+    if isinstance(parent, ast.arguments):
+        return _parameter_reaching(ctx, parent, node, modules)
+    return None
+
+
+def _parameter_reaching(ctx: FileContext, args: ast.arguments, default: ast.AST, modules: tuple[str, ...]) -> str | None:
+    """`def f(backend="nccl")` whose body passes `backend` to a call into `modules`."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    name = next((a.arg for a, d in pairs if d is default), None)
+    function = ctx.parents.get(args)
+    if name is None or function is None:
+        return None
+    for use in ast.walk(function):
+        if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load):
+            call = _call_of(ctx, use)
+            target = ctx.imports.resolve(call.func) if call is not None else None
+            if target and target.split(".", 1)[0] in modules:
+                return f"the default of {name}, which reaches {target}"
     return None
 
 
