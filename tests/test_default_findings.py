@@ -108,3 +108,14 @@ def test_a_variable_without_counterpart_is_one_finding_per_file():
     assert [(f.rule, f.line) for f in found if f.rule == "PRT203"] == [("PRT203", 2)]
     assert "(2 more mentions in this file)" in next(f.message for f in found if f.rule == "PRT203")
     assert sorted((f.rule, f.line) for f in found if f.rule == "PRT202") == [("PRT202", 4), ("PRT202", 5)]  # each rename stays
+
+
+def test_nccl_for_another_stack_is_reported_once_per_line_and_not_rewritten():
+    text = (
+        "def sync(args):\n"
+        "    if getattr(args.vllm, 'sync_backend', 'nccl') == 'nccl':\n"
+        "        pass\n"
+    )
+    found = check_bytes("actor.py", text.encode(), DEFAULT).findings
+    assert [(f.rule, f.line, f.severity) for f in found] == [("PRT201", 2, "warning")]
+    assert "kept" in found[0].message

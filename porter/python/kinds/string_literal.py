@@ -279,7 +279,8 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         prefixes: dict[str, str] = rule.params.get("prefixes", {})
         flag = set(rule.params.get("flag", ()))
         starts = tuple(prefixes)
-        for node in ctx.nodes(ast.Constant):
+        kept_lines: set[tuple[str, int]] = set()
+        for node in sorted(ctx.nodes(ast.Constant), key=lambda n: (n.lineno, n.col_offset)):
             value = node.value
             if type(value) is not str:
                 continue
@@ -303,8 +304,10 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 continue
             foreign = _foreign_use(ctx, node, rule) if value in values else None
             if foreign is not None:
-                yield ctx.finding(rule, node, f'"{value}" is {foreign}: kept; change it by hand if it is a torch backend',
-                                  subject=value, severity="warning")
+                if (rule.code, node.lineno) not in kept_lines:  # `getattr(o.vllm, "b", "nccl") == "nccl"`: one line, one finding
+                    kept_lines.add((rule.code, node.lineno))
+                    yield ctx.finding(rule, node, f'"{value}" is {foreign}: kept; change it by hand if it is a torch backend',
+                                      subject=value, severity="warning")
                 continue
             stack = _cuda_only_test(ctx, node, rule.params.get("keep_in_decorators_near", ()))
             if stack is not None:
