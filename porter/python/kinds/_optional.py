@@ -7,6 +7,8 @@ Three answers, asked of the statements around one `import`:
   a `try:` whose handler catches the ImportError and goes on (`except ImportError: x =
   None`, an env report's `except Exception: pass`), or under a test that asks whether the
   package is installed (`if is_vllm_available():`, `if importlib.util.find_spec("x"):`);
+- it belongs to a test: inside a `test_*` function, it is that test's own dependency (a
+  test of Megatron or sglang), which cannot run on the target whatever is ported;
 - it is required: anything else, including a `try:` whose handler raises again.
 
 An optional import is not what breaks on the target; the code that uses the package is,
@@ -28,10 +30,12 @@ _AVAILABILITY_CALL = re.compile(r"(?:^|_)(?:is_\w+_available|\w*package_availabl
 
 
 def how_needed(ctx: FileContext, node: ast.AST) -> str:
-    """'never' (type checking only), 'optional' (guarded) or 'required'."""
+    """'never' (type checking only), 'optional' (guarded), 'test' (a test's own) or 'required'."""
     child, parent = node, ctx.parents.get(node)
-    optional = False
+    optional = test = False
     while parent is not None:
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.name.startswith("test"):
+            test = True
         if isinstance(parent, ast.If) and any(child is s for s in parent.body):
             if _is_type_checking(parent.test):
                 return "never"
@@ -41,7 +45,7 @@ def how_needed(ctx: FileContext, node: ast.AST) -> str:
             if any(_swallows_import_error(h) for h in parent.handlers):
                 optional = True
         child, parent = parent, ctx.parents.get(parent)
-    return "optional" if optional else "required"
+    return "optional" if optional else "test" if test else "required"
 
 
 def _is_type_checking(test: ast.AST) -> bool:

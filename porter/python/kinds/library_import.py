@@ -9,8 +9,10 @@ import under `if TYPE_CHECKING:` never runs and is not reported; one the module 
 runs without (guarded by `try: ... except ImportError` or `if is_vllm_available():`) is an
 `info` note, outside the default set: an inference-engine adapter that imports its engine
 only when it is installed, or an environment report that prints a package's version, has
-nothing to port. The package's requirement line and the code that uses it are what the
-user acts on.
+nothing to port. So is one inside a `test_*` function: the test of a CUDA-only stack cannot
+run on the target, and its module still imports (a top-level import would break the
+collection of the whole test file and is reported). The package's requirement line and the
+code that uses it are what the user acts on.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     (the count is in the message)."""
     for rule in rules:
         table = load_package_table(rule.target)
-        first: dict[str, tuple[ast.AST, str]] = {}
+        first: dict[str, tuple[ast.AST, str, str]] = {}
         required: dict[str, tuple[ast.AST, str]] = {}
         count: dict[str, int] = {}
         nodes = sorted(ctx.nodes(ast.Import, ast.ImportFrom), key=lambda n: (n.lineno, n.col_offset))
@@ -59,11 +61,11 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 need = need or how_needed(ctx, node)
                 if need == "never":
                     continue
-                first.setdefault(entry.name, (where, module))
+                first.setdefault(entry.name, (where, module, need))
                 if need == "required":
                     required.setdefault(entry.name, (where, module))
                 count[entry.name] = count.get(entry.name, 0) + 1
-        for name, (where, module) in first.items():
+        for name, (where, module, need) in first.items():
             entry = table.entries[name]
             more = count[name] - 1
             also = f" ({more} more import{'s' if more > 1 else ''} of it in this file)" if more else ""
@@ -72,6 +74,10 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 yield ctx.finding(rule, where, f"imports {module} ({entry.name}): {entry.reason}{also}",
                                   suggestion=entry.suggestion, severity=entry.severity, subject=entry.name)
                 continue
-            yield ctx.finding(rule, where, f"optional import of {module} ({entry.name}): the module runs without it "
-                              f"(the import is guarded); what uses it does not run on {ctx.target.upper()}: {entry.reason}{also}",
-                              suggestion=entry.suggestion, severity="info", subject=entry.name)
+            if need == "test":
+                message = (f"imports {module} ({entry.name}) in a test that needs it: the test cannot run on "
+                           f"{ctx.target.upper()}, nothing in it to port: {entry.reason}{also}")
+            else:
+                message = (f"optional import of {module} ({entry.name}): the module runs without it (the import is "
+                           f"guarded); what uses it does not run on {ctx.target.upper()}: {entry.reason}{also}")
+            yield ctx.finding(rule, where, message, suggestion=entry.suggestion, severity="info", subject=entry.name)
