@@ -39,6 +39,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from porter.python.kinds.literal_text import literal_body
 from porter.core.model import Finding
@@ -258,13 +259,9 @@ def _strategy_device(value: str, rule: Rule) -> str | None:
     return next((w.split(":", 1)[0] for w in words if w.split(":", 1)[0] in devices), None)
 
 
-_VOCABULARIES: dict[str, re.Pattern[str]] = {}
-
-
+@lru_cache(maxsize=None)
 def _vocabulary(pattern: str) -> re.Pattern[str]:
-    if pattern not in _VOCABULARIES:
-        _VOCABULARIES[pattern] = re.compile(pattern)
-    return _VOCABULARIES[pattern]
+    return re.compile(pattern)
 
 
 def _is_device_text(node: ast.AST) -> bool:
