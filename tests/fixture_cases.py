@@ -4,7 +4,8 @@ A case whose name starts with `change` must make the rule fire (an edit or a fin
 one that starts with `keep` must not (no edit and no finding of that rule). When
 `<case>.out.<ext>` exists the converted file must equal it byte for byte; otherwise the
 file must come out byte-identical. A line may carry `expect: CODE[,CODE]` in a comment:
-those rules must report (edit or find) on that line.
+those rules must report (edit or find) on that line. `expect-note: CODE[,CODE]` says those
+rules report there only as an `info` note, outside the default set (nothing to act on).
 
 A case may say how it runs in a comment line `fixture: select=CODE[,CODE] version=V`:
 `select` isolates the rules it names (a case about one rule, unmoved by others), `version`
@@ -20,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "rules"
 _EXPECT = re.compile(r"expect:\s*(PRT\d{3}(?:\s*,\s*PRT\d{3})*)")
+_EXPECT_NOTE = re.compile(r"expect-note:\s*(PRT\d{3}(?:\s*,\s*PRT\d{3})*)")
 _SETTINGS = re.compile(r"fixture:((?:\s+(?:select|version)=\S+)+)\s*$")
 
 
@@ -48,14 +50,17 @@ class Case:
                 return pairs.get("version"), tuple(filter(None, pairs.get("select", "").split(",")))
         return None, ()
 
-    def expectations(self) -> dict[int, set[str]]:
+    def expectations(self, pattern: re.Pattern[str] = _EXPECT) -> dict[int, set[str]]:
         out: dict[int, set[str]] = {}
         text = self.path.read_bytes().decode("utf-8", errors="replace")
         for lineno, line in enumerate(text.splitlines(), 1):
-            m = _EXPECT.search(line)
+            m = pattern.search(line)
             if m:
                 out[lineno] = {c.strip() for c in m.group(1).split(",")}
         return out
+
+    def expected_notes(self) -> dict[int, set[str]]:
+        return self.expectations(_EXPECT_NOTE)
 
 
 def discover() -> list[Case]:

@@ -18,7 +18,8 @@ def _active(case) -> ActiveRules:
     expects are named, so that their informational findings (outside the default set) are
     reported too; a case that selects says exactly what is named."""
     version, select = case.settings()
-    named = () if select else (case.code, *sorted({c for codes in case.expectations().values() for c in codes}))
+    expected = [*case.expectations().values(), *case.expected_notes().values()]
+    named = () if select else (case.code, *sorted({c for codes in expected for c in codes}))
     return ActiveRules(load_rules(case.target), Selection(version, select, extend=named))
 
 
@@ -52,6 +53,11 @@ def test_fixture(case):
     for line, codes in case.expectations().items():
         missing = codes - by_line.get(line, set())
         assert not missing, f"line {line}: expected {sorted(missing)}"
+
+    for line, codes in case.expected_notes().items():
+        for code in codes:
+            severities = {f.severity for f in (*result.findings, *checked) if f.line == line and f.rule == code}
+            assert severities == {"info"}, f"line {line}: {code} should be an info note only, got {sorted(severities)}"
 
     again = _convert(case, out)
     assert not again.edits, f"not idempotent: {[(e.rule, e.line, e.after) for e in again.edits]}"

@@ -41,9 +41,13 @@ def screen_pattern(rules: RuleSet) -> re.Pattern[str]:
 
         words |= screen_words(rules.of_kind(CODEMOD))
     words.discard("")
-    # Whole words (`cuda` but not `use_cuda_amp`); a word ending in "_" is a prefix (`NCCL_`).
+    # Whole words (`cuda` but not `use_cuda_amp`); a word ending in "_" is a prefix (`NCCL_`);
+    # one starting with "*" is found anywhere, inside a longer name (`*_CUDA_ON` in RWKV_CUDA_ON).
+    inner = sorted(re.escape(w.lstrip("*")) for w in words if w.startswith("*") and w.strip("*"))
+    words = {w for w in words if not w.startswith("*")}
     whole = [w for w in words if not w.endswith("_")]
-    return re.compile(r"\b" + word_alternation(whole, prefixes=[w for w in words if w.endswith("_")]))
+    pattern = r"\b(?:" + word_alternation(whole, prefixes=[w for w in words if w.endswith("_")]) + ")"
+    return re.compile(pattern + "".join("|" + w for w in inner))
 
 
 def rule_findings(ctx: FileContext, rules: ActiveRules, suppressed: dict[int, frozenset[str]],

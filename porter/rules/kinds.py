@@ -62,15 +62,19 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("method", {"attribute": _STR}, {"replace": _STR, "called": _BOOL}),
     KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST,
                                       "report_in_modules": _LIST, "report_in_comparisons": _BOOL,
-                                      "keep_in_decorators_near": _LIST}),
-    KindSchema("env-var", {"names": _LIST}, {"replace": _DICT}),
+                                      "keep_in_decorators_near": _LIST, "flag_in_strategy": _LIST, "strategy_words": _STR}),
+    # `off_values`: values that switch the variable off (`RWKV_CUDA_ON=0`): set to one, it is not reported.
+    KindSchema("env-var", {"names": _LIST}, {"replace": _DICT, "off_values": _LIST}),
     KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL}),
     KindSchema("library-import", {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
     KindSchema("requirement-string", {"on": _f(str, choices=REQUIREMENT_OUTCOMES)}, {"url_patterns": _LIST},
                example_file="requirements.txt"),
     KindSchema("device-guard", {"checks": _LIST, "target_check": _STR, "other_devices": _LIST},
                {"cuda_only_modules": _LIST, "cuda_only_strings": _LIST, "target_device": _STR, "kernel_modules": _LIST}),
-    KindSchema("import-insert", {"module": _STR, "when_importing": _STR}),
+    # `also_when_importing` + `also_when_edited_by`: a module that imports one of those libraries
+    # (which import torch for it) and has an edit of one of those codes needs the module too
+    # (`.mlu()` on a model transformers loaded exists only after import torch_mlu).
+    KindSchema("import-insert", {"module": _STR, "when_importing": _STR}, {"also_when_importing": _LIST, "also_when_edited_by": _LIST}),
     KindSchema("op-table", {"statuses": _f(list, choices=API_STATUSES), "uses": _f(list, choices=API_USES)},
                {"severity_by_status": _f(dict, keys_in=API_STATUSES, choices=SEVERITIES), "opt_in": _BOOL}),
     # `own`: the words that name the target itself (a file already ported, kept all the same).

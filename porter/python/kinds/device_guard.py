@@ -5,7 +5,8 @@ names, or bare names for local helpers such as `is_torch_cuda_available`):
 
 - the branch guards CUDA-only code (its test or body uses a module in `cuda_only_modules`
   or a literal in `cuda_only_strings`): it is kept as it is, every edit inside it is
-  turned into an `info` finding, and the guard itself is reported;
+  turned into an `info` finding, and the guard itself is noted (`info`: keeping it is
+  the port, nothing is left to do);
 - the branch is part of a device dispatch chain (another branch tests a device named in
   `other_devices`): a target branch, a converted copy of the CUDA branch testing
   `target_check`, is inserted before it and the CUDA branch is kept;
@@ -14,7 +15,7 @@ names, or bare names for local helpers such as `is_torch_cuda_available`):
 Checks outside `if` tests (`x = npu() or cuda()`) are converted in place too. A module
 that imports a GPU kernel language or another vendor's stack (`kernel_modules`: Triton,
 TensorRT-LLM, Intel IPEX) at its top level is that stack's code through and through: all of
-it is kept, with one finding at that import.
+it is kept, with one finding at that import and no other.
 """
 
 from __future__ import annotations
@@ -52,9 +53,10 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     if kernel_import is not None:
         node, module = kernel_import
         extra.append(ctx.finding(rule, node, f"module kept as it is: it imports {module} at top level (a GPU kernel language or another vendor's stack), which does not run on the target", severity="warning", suggestion="Use the PyTorch fallback path of this code on the target, or port the kernels by hand."))
-        # One finding for the whole module: its would-be edits are not listed one by one, and
-        # the import of that language is not reported again as a library import.
-        return [f for f in findings if f.edit is None and f.subject != module] + extra
+        # One finding for the whole module: nothing in it is ported, so neither its would-be
+        # edits nor the notes that go with them (an NVIDIA capability threshold) nor its
+        # imports are listed one by one.
+        return extra
     checked = guards.checked_ifs(ctx, rule)
     for top in ctx.nodes(ast.If) if checked else ():
         if id(top) in seen_elifs:
@@ -72,7 +74,9 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
                 guards.mentions(ctx, stmt, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])) for stmt in branch.body
             ):
                 keep.append((start, end, "guards CUDA-only code"))
-                extra.append(ctx.finding(rule, branch.test, "CUDA check kept: it guards CUDA-only code (a CUDA-only library or FlashAttention-2)", severity="warning"))
+                # Keeping the check is the port (the guarded code cannot run on the target
+                # either way): a note, outside the default set, not something to act on.
+                extra.append(ctx.finding(rule, branch.test, "CUDA check kept: it guards CUDA-only code (a CUDA-only library or FlashAttention-2)", severity="info"))
                 continue
             others = [b for j, b in enumerate(chain) if j != i]
             if not any(guards.other_device(b.test, p["other_devices"]) for b in others):

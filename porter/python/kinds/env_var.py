@@ -5,6 +5,10 @@ A string literal that is exactly a listed name (`os.environ["CUDA_VISIBLE_DEVICE
 also in f-strings) is renamed per `replace` (exact names, or prefixes ending in `_` such
 as `TORCH_NCCL_`), or reported when the name has no counterpart. Prose that merely
 mentions the variable is left alone.
+
+A rule with `off_values` names switches (`RWKV_CUDA_ON` turns a library's CUDA kernel on):
+one set to an off value (`os.environ["RWKV_CUDA_ON"] = "0"`, `"RWKV_CUDA_ON=0 python ..."`)
+already keeps the kernel off and is not reported.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import ast
 import fnmatch
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import lru_cache
 
 from porter.python.kinds.literal_text import literal_body
@@ -36,7 +41,7 @@ def assigned_names(command: str) -> Iterable[tuple[str, int]]:
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
-    return {n.rstrip("*") for r in rules for n in r.params["names"]}
+    return {n.rstrip("*") for r in rules for n in r.params["names"]}  # "*_CUDA_ON": found anywhere
 
 
 def rule_for_name(name: str, rules: list[Rule]) -> Rule | None:
@@ -63,6 +68,23 @@ def _any_name(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+    """Every rename is an edit; a variable that is only reported (no counterpart) is one
+    finding per file, at its first mention, with the count: ten `NCCL_DEBUG` lookups in one
+    test file are one thing to act on."""
+    reported: dict[tuple[str, str], list[Finding]] = {}
+    for finding in _mentions(ctx, rules):
+        if finding.edit is not None:
+            yield finding
+        else:
+            reported.setdefault((finding.rule, finding.subject or ""), []).append(finding)
+    for same in reported.values():
+        same.sort(key=lambda f: (f.line, f.col))
+        more = len(same) - 1
+        also = f" ({more} more mention{'s' if more > 1 else ''} in this file)" if more else ""
+        yield replace(same[0], message=same[0].message + also)
+
+
+def _mentions(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     any_name = _any_name(tuple(n for r in rules for n in r.params["names"]))
     for node in ctx.nodes(ast.Constant, ast.JoinedStr):
         # Cheap tests first: every name has an "_", a literal without "=" must be a name
@@ -83,7 +105,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             rule = rule_for_name(node.value, rules)
             if rule is not None:
                 body = literal_body(source)
-                if body is not None and source[body[0]:body[1]] == node.value:
+                if body is not None and source[body[0]:body[1]] == node.value and not _switched_off(rule, _assigned_value(ctx, node)):
                     yield _finding(ctx, rule, node.value, start + body[0])
                 continue
         if "=" not in source:
@@ -91,10 +113,33 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         body = literal_body(source)
         if body is None:
             continue
-        for name, offset in assigned_names(source[body[0]:body[1]]):
+        command = source[body[0]:body[1]]
+        for name, offset in assigned_names(command):
             rule = rule_for_name(name, rules)
-            if rule is not None:
+            if rule is not None and not _switched_off(rule, command[offset + len(name) + 1:].split(" ", 1)[0]):
                 yield _finding(ctx, rule, name, start + body[0] + offset)
+
+
+def _assigned_value(ctx: FileContext, node: ast.AST) -> object:
+    """The literal value a variable named by `node` is set to (`os.environ[NAME] = v`,
+    `os.environ.setdefault(NAME, v)`, `os.putenv(NAME, v)`, `{NAME: v}`), else None."""
+    parent = ctx.parents.get(node)
+    value: ast.AST | None = None
+    if isinstance(parent, ast.Subscript) and parent.slice is node:
+        assign = ctx.parents.get(parent)
+        if isinstance(assign, ast.Assign) and parent in assign.targets:
+            value = assign.value
+    elif isinstance(parent, ast.Call) and len(parent.args) == 2 and parent.args[0] is node:
+        if getattr(parent.func, "attr", None) in {"setdefault", "putenv"}:
+            value = parent.args[1]
+    elif isinstance(parent, ast.Dict):
+        value = next((v for k, v in zip(parent.keys, parent.values) if k is node), None)
+    return value.value if isinstance(value, ast.Constant) else None
+
+
+def _switched_off(rule: Rule, value: object) -> bool:
+    off = rule.params.get("off_values")
+    return bool(off) and value is not None and str(value).strip("'\"") in off
 
 
 def _finding(ctx: FileContext, rule: Rule, name: str, offset: int) -> Finding:

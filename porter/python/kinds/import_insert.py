@@ -7,7 +7,11 @@ another function), after the first module-level import of torch when that is a p
 it otherwise (`from torch.cuda import amp` first would use the patched module before the
 import); inside the same block, so a `try:` import block keeps guarding it. A module that
 imports torch only inside functions gets it after its last module-level import (or at the
-top). The line carries `# noqa: F401`: ruff's and flake8's unused-import fix would otherwise
+top). A module that does not import torch but a library that imports it (`also_when_importing`:
+transformers, peft...) gets it too, after its module-level imports, when it calls what
+torch_mlu adds (an edit of a code in `also_when_edited_by`, `.mlu()`): a demo's
+`AutoModel.from_pretrained(p).half().mlu()` needs the method torch_mlu adds, and nothing
+else in the script imports it. The line carries `# noqa: F401`: ruff's and flake8's unused-import fix would otherwise
 delete it and silently undo the port. Modules that already import it are left alone.
 """
 
@@ -94,13 +98,22 @@ def _top_of_module(ctx: FileContext) -> int:
     return ctx.index.starts[line] if line < len(ctx.index.starts) else len(ctx.text)
 
 
+def _torch_through_library(ctx: FileContext, rule: Rule, findings: list[Finding]) -> bool:
+    """The module imports a library that imports torch for it and calls what torch_mlu adds."""
+    codes = set(rule.params.get("also_when_edited_by", ()))
+    return any(ctx.imports.binds(m) for m in rule.params.get("also_when_importing", ())) \
+        and any(f.edit and f.rule in codes for f in findings)
+
+
 def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
     if not any(f.edit for f in findings):
         return findings
     for rule in rules:
         module, anchor = rule.params["module"], rule.params["when_importing"]
-        if ctx.imports.binds(module) or not ctx.imports.binds(anchor):
+        if ctx.imports.binds(module):
             continue
+        if not ctx.imports.binds(anchor) and not _torch_through_library(ctx, rule, findings):
+            continue  # a helper that only receives torch objects: its callers import torch_mlu
         target, after = _anchor(ctx, anchor)
         statement = f"import {module}  # noqa: F401"
         if target is None:

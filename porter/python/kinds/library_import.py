@@ -3,6 +3,16 @@
 What runs where lives in one place, the package table `op_tables/<target>/packages.toml`;
 this kind reports each import of a package whose action there is in `actions`, with the
 table's reason and suggestion.
+
+How much the import matters is read from the code around it (kinds/_optional.py): an
+import under `if TYPE_CHECKING:` never runs and is not reported; one the module already
+runs without (guarded by `try: ... except ImportError` or `if is_vllm_available():`) is an
+`info` note, outside the default set: an inference-engine adapter that imports its engine
+only when it is installed, or an environment report that prints a package's version, has
+nothing to port. So is one inside a `test_*` function: the test of a CUDA-only stack cannot
+run on the target, and its module still imports (a top-level import would break the
+collection of the whole test file and is reported). The package's requirement line and the
+code that uses it are what the user acts on.
 """
 
 from __future__ import annotations
@@ -13,6 +23,7 @@ from collections.abc import Iterable
 from porter.core.model import Finding
 from porter.tables.packages import load_package_table
 from porter.python.context import FileContext
+from porter.python.kinds._optional import how_needed
 from porter.rules import Rule
 
 
@@ -26,11 +37,13 @@ def screen_words(rules: list[Rule]) -> set[str]:
 
 
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
-    """One finding per package and file, at its first import: ten imports of triton in one
-    kernel file are one thing to act on (the count is in the message)."""
+    """One finding per package and file, at its first import that must succeed (else at its
+    first optional one): ten imports of triton in one kernel file are one thing to act on
+    (the count is in the message)."""
     for rule in rules:
         table = load_package_table(rule.target)
-        first: dict[str, tuple[ast.AST, str]] = {}
+        first: dict[str, tuple[ast.AST, str, str]] = {}
+        required: dict[str, tuple[ast.AST, str]] = {}
         count: dict[str, int] = {}
         nodes = sorted(ctx.nodes(ast.Import, ast.ImportFrom), key=lambda n: (n.lineno, n.col_offset))
         for node in nodes:
@@ -40,15 +53,31 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 modules = [(node.module, node)]
             else:
                 modules = [(alias.name, alias) for alias in node.names]
+            need = None
             for module, where in modules:
                 entry = table.by_import(module)
                 if entry is None or entry.action not in rule.params["actions"] or entry.imports_run:
                     continue
-                first.setdefault(entry.name, (where, module))
+                need = need or how_needed(ctx, node)
+                if need == "never":
+                    continue
+                first.setdefault(entry.name, (where, module, need))
+                if need == "required":
+                    required.setdefault(entry.name, (where, module))
                 count[entry.name] = count.get(entry.name, 0) + 1
-        for name, (where, module) in first.items():
+        for name, (where, module, need) in first.items():
             entry = table.entries[name]
             more = count[name] - 1
             also = f" ({more} more import{'s' if more > 1 else ''} of it in this file)" if more else ""
-            yield ctx.finding(rule, where, f"imports {module} ({entry.name}): {entry.reason}{also}",
-                              suggestion=entry.suggestion, severity=entry.severity, subject=entry.name)
+            if name in required:
+                where, module = required[name]
+                yield ctx.finding(rule, where, f"imports {module} ({entry.name}): {entry.reason}{also}",
+                                  suggestion=entry.suggestion, severity=entry.severity, subject=entry.name)
+                continue
+            if need == "test":
+                message = (f"imports {module} ({entry.name}) in a test that needs it: the test cannot run on "
+                           f"{ctx.target.upper()}, nothing in it to port: {entry.reason}{also}")
+            else:
+                message = (f"optional import of {module} ({entry.name}): the module runs without it (the import is "
+                           f"guarded); what uses it does not run on {ctx.target.upper()}: {entry.reason}{also}")
+            yield ctx.finding(rule, where, message, suggestion=entry.suggestion, severity="info", subject=entry.name)

@@ -11,18 +11,27 @@ subscripts (`rng_state["cuda"]` is checkpoint data), and arguments of calls name
 
 Where a literal may not be this target's value at all, it is reported instead of rewritten:
 as an argument of a call into a module named in `report_in_modules` (Ray's collective
-groups and vLLM's weight sync know only NCCL and GLOO), and, with `report_in_comparisons`,
+groups and vLLM's weight sync know only NCCL and GLOO) or as the default of such a call's
+setting (an option or attribute that names the stack, `--vllm.sync_backend`, or a parameter
+the function hands to that call), and, with `report_in_comparisons`,
 compared with anything but a call into torch (`if args.backend == "nccl"` compares with a
 value a launch script or config passes, which porter may not have changed).
 
 A device literal in a decorator (`@pytest.mark.runs_on(["cuda"])`) of a test that needs a
 CUDA-only stack (`keep_in_decorators_near`: a word found in that test's decorators, in the
-module's imports or in its path, such as sglang or megatron) is kept and reported: the test
-cannot run on the target whatever its marker says.
+module's imports or in its path, such as sglang or megatron) is kept, with an `info` note:
+the test cannot run on the target whatever its marker says, and the kept marker already
+keeps it off the target.
 
 A constant named for the value it holds (`CUDA = "cuda"` in an enum, `BACKEND_NCCL =
 "nccl"`) is reported, never rewritten: `DeviceType.CUDA = "mlu"` would make every check for
 CUDA answer yes on MLU. The places that compare with it need the change instead.
+
+A device string holds no whitespace: `"cuda:0 fp16 -> cpu fp32"` starts like one but is a
+strategy that a library parses itself (RWKV's `strategy=`). With `flag_in_strategy`, a
+string whose every word is a `strategy_words` word and one of them names a flagged device
+is reported, never rewritten: whether the library takes the target's device there is the
+library's business, and rewriting the module around it would leave it half converted.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from porter.python.kinds.literal_text import literal_body
 from porter.core.model import Finding
@@ -41,7 +51,7 @@ from porter.rules import Rule
 def screen_words(rules: list[Rule]) -> set[str]:
     words: set[str] = set()
     for r in rules:
-        words |= set(r.params.get("values", {})) | set(r.params.get("flag", []))
+        words |= set(r.params.get("values", {})) | set(r.params.get("flag", [])) | set(r.params.get("flag_in_strategy", []))
         words |= {p.rstrip(":") for p in r.params.get("prefixes", {})}
     return words
 
@@ -129,12 +139,58 @@ def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
         name = ctx.imports.resolve(call.func) or ""
         if name.split(".", 1)[0] in modules:
             return f"an argument of {name}, which does not take torch's {ctx.target} backends"
+    owner = _default_owner(ctx, node, modules) if modules else None
+    if owner is not None:
+        return owner
     parent = ctx.parents.get(node)
     if rule.params.get("report_in_comparisons") and isinstance(parent, ast.Compare):
         others = [parent.left, *parent.comparators]
         if not all(o is node or (isinstance(o, ast.Call) and (ctx.imports.resolve(o.func) or "").startswith("torch."))
                    for o in others):
             return "compared with a value porter cannot follow (a launch script or config may still pass it)"
+    return None
+
+
+_NAME_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def _default_owner(ctx: FileContext, node: ast.AST, modules: tuple[str, ...]) -> str | None:
+    """The option of another stack the literal is the default of, else None: a command-line
+    option or attribute that names it (`add_argument("--vllm.sync_backend", default="nccl")`,
+    `getattr(args.vllm, "sync_backend", "nccl")`), or a parameter the function hands to a
+    call into it (`def init_group(backend="nccl")` calling ray's `init_collective_group`)."""
+    parent = ctx.parents.get(node)
+    if isinstance(parent, ast.keyword) and parent.arg == "default":
+        call = ctx.parents.get(parent)
+        if isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "add_argument":
+            names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if any(set(_NAME_WORDS.findall(n.lower())) & set(modules) for n in names):
+                return f"the default of the option {names[0]}, a setting of another stack"
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "getattr" \
+            and len(parent.args) == 3 and parent.args[2] is node:
+        owner = ctx.text[slice(*ctx.span(parent.args[0]))]
+        if set(_NAME_WORDS.findall(owner.lower())) & set(modules):
+            return f"the default of a setting of {owner}, another stack"
+    if isinstance(parent, ast.arguments):
+        return _parameter_reaching(ctx, parent, node, modules)
+    return None
+
+
+def _parameter_reaching(ctx: FileContext, args: ast.arguments, default: ast.AST, modules: tuple[str, ...]) -> str | None:
+    """`def f(backend="nccl")` whose body passes `backend` to a call into `modules`."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    name = next((a.arg for a, d in pairs if d is default), None)
+    function = ctx.parents.get(args)
+    if name is None or function is None:
+        return None
+    for use in ast.walk(function):
+        if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load):
+            call = _call_of(ctx, use)
+            target = ctx.imports.resolve(call.func) if call is not None else None
+            if target and target.split(".", 1)[0] in modules:
+                return f"the default of {name}, which reaches {target}"
     return None
 
 
@@ -191,15 +247,47 @@ def _flagged(value: str, flag: set[str]) -> bool:
     return value in flag or value.split(" ", 1)[0] in flag
 
 
+def _strategy_device(value: str, rule: Rule) -> str | None:
+    """The flagged device a strategy string names (`"cuda fp16i8 *10 -> cpu fp32"`), else None."""
+    devices = rule.params.get("flag_in_strategy")
+    words = value.split()
+    if not devices or len(words) < 2:
+        return None
+    vocabulary = _vocabulary(rule.params["strategy_words"])
+    if not all(vocabulary.fullmatch(w) for w in words):
+        return None  # prose that mentions a device
+    return next((w.split(":", 1)[0] for w in words if w.split(":", 1)[0] in devices), None)
+
+
+@lru_cache(maxsize=None)
+def _vocabulary(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _is_device_text(node: ast.AST) -> bool:
+    """No whitespace in the literal text (an f-string's expressions aside): a device string."""
+    parts = node.values if isinstance(node, ast.JoinedStr) else [node]
+    return not any(isinstance(p, ast.Constant) and isinstance(p.value, str) and any(c.isspace() for c in p.value) for p in parts)
+
+
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     for rule in rules:
         values: dict[str, str] = rule.params.get("values", {})
         prefixes: dict[str, str] = rule.params.get("prefixes", {})
         flag = set(rule.params.get("flag", ()))
         starts = tuple(prefixes)
-        for node in ctx.nodes(ast.Constant):
+        kept_lines: set[tuple[str, int]] = set()
+        for node in sorted(ctx.nodes(ast.Constant), key=lambda n: (n.lineno, n.col_offset)):
             value = node.value
-            if type(value) is not str or not (value in values or _flagged(value, flag) or value.startswith(starts)):
+            if type(value) is not str:
+                continue
+            device = _strategy_device(value, rule)
+            if device is not None:
+                if not _kept_context(ctx, node, rule) and not isinstance(ctx.parents.get(node), ast.JoinedStr):
+                    yield ctx.finding(rule, node, f'"{value}" names {device} among other words (a strategy that a library parses): '
+                                      "kept, porter does not rewrite inside it", subject=device)
+                continue
+            if not (value in values or _flagged(value, flag) or (value.startswith(starts) and _is_device_text(node))):
                 continue
             if _kept_context(ctx, node, rule):
                 continue
@@ -213,13 +301,16 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 continue
             foreign = _foreign_use(ctx, node, rule) if value in values else None
             if foreign is not None:
-                yield ctx.finding(rule, node, f'"{value}" is {foreign}: kept; change it by hand if it is a torch backend',
-                                  subject=value, severity="warning")
+                if (rule.code, node.lineno) not in kept_lines:  # `getattr(o.vllm, "b", "nccl") == "nccl"`: one line, one finding
+                    kept_lines.add((rule.code, node.lineno))
+                    yield ctx.finding(rule, node, f'"{value}" is {foreign}: kept; change it by hand if it is a torch backend',
+                                      subject=value, severity="warning")
                 continue
             stack = _cuda_only_test(ctx, node, rule.params.get("keep_in_decorators_near", ()))
             if stack is not None:
+                # A note: the kept marker already keeps the test off the target; nothing to do.
                 yield ctx.finding(rule, node, f'"{value}" kept: a device marker of a test that needs {stack}, '
-                                  f"which does not run on {ctx.target.upper()}", subject=value, severity="warning")
+                                  f"which does not run on {ctx.target.upper()}", subject=value, severity="info")
                 continue
             constant = _named_constant(ctx, node, value)
             if constant is not None:
@@ -233,7 +324,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 first = node.values[0] if node.values else None
                 if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
                     continue
-                if not first.value.startswith(tuple(prefixes)) or _kept_context(ctx, node, rule):
+                if not first.value.startswith(tuple(prefixes)) or not _is_device_text(node) or _kept_context(ctx, node, rule):
                     continue
                 yield from _rewrite(ctx, rule, node, {}, prefixes)
 

@@ -1,0 +1,83 @@
+"""Whether an import must succeed for its module to run.
+
+Three answers, asked of the statements around one `import`:
+
+- it never runs: under `if TYPE_CHECKING:` (a type checker reads it, Python does not);
+- it is optional: the module already runs without the package, because the import sits in
+  a `try:` whose handler catches the ImportError and goes on (`except ImportError: x =
+  None`, an env report's `except Exception: pass`), or under a test that asks whether the
+  package is installed (`if is_vllm_available():`, `if importlib.util.find_spec("x"):`);
+- it belongs to a test: inside a `test_*` function, it is that test's own dependency (a
+  test of Megatron or sglang), which cannot run on the target whatever is ported;
+- it is required: anything else, including a `try:` whose handler raises again.
+
+An optional import is not what breaks on the target; the code that uses the package is,
+and other rules report that use where it is (a QLoRA config, an 8-bit optimizer name).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from porter.python.context import FileContext
+
+_STOPS = {"exit", "_exit", "quit", "abort"}
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+# Calls that ask whether a package is installed: `is_vllm_available()`, `_is_package_available("x")`,
+# `importlib.util.find_spec("x")`, `pkgutil.find_loader("x")`.
+_AVAILABILITY_CALL = re.compile(r"(?:^|_)(?:is_\w+_available|\w*package_available|find_spec|find_loader)$")
+
+
+def how_needed(ctx: FileContext, node: ast.AST) -> str:
+    """'never' (type checking only), 'optional' (guarded), 'test' (a test's own) or 'required'."""
+    child, parent = node, ctx.parents.get(node)
+    optional = test = False
+    while parent is not None:
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.name.startswith("test"):
+            test = True
+        if isinstance(parent, ast.If) and any(child is s for s in parent.body):
+            if _is_type_checking(parent.test):
+                return "never"
+            if _asks_availability(parent.test):
+                optional = True
+        elif isinstance(parent, ast.Try) and any(child is s for s in parent.body):
+            if any(_swallows_import_error(h) for h in parent.handlers):
+                optional = True
+        child, parent = parent, ctx.parents.get(parent)
+    return "optional" if optional else "test" if test else "required"
+
+
+def _is_type_checking(test: ast.AST) -> bool:
+    name = test.attr if isinstance(test, ast.Attribute) else test.id if isinstance(test, ast.Name) else None
+    return name == "TYPE_CHECKING"
+
+
+def _asks_availability(test: ast.AST) -> bool:
+    """The test holds an availability question that is not negated (`if not is_x_available():`
+    is the branch that runs without the package)."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return False
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if _AVAILABILITY_CALL.search(name):
+                return True
+    return False
+
+
+def _swallows_import_error(handler: ast.ExceptHandler) -> bool:
+    """The handler catches a failed import and goes on without raising again."""
+    caught = handler.type
+    if caught is not None:
+        names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+        if not any((n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", None)) in _IMPORT_ERRORS for n in names):
+            return False
+    for node in (n for stmt in handler.body for n in ast.walk(stmt)):
+        if isinstance(node, ast.Raise):
+            return False
+        if isinstance(node, ast.Call) and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in _STOPS:
+            return False  # `except ImportError: sys.exit("install x")`: the import is required
+    return True

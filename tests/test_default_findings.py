@@ -1,0 +1,121 @@
+"""The default set holds findings the user must act on (issue 12, noise): a module kept whole
+is one finding, and what porter already handled or what never runs on the target is not in
+it. Each case is a whole file checked with the default rule set, as `porter check` runs."""
+
+from __future__ import annotations
+
+from porter.engine.pipeline import check_bytes
+from porter.rules import ActiveRules, Selection, load_rules
+
+DEFAULT = ActiveRules(load_rules("mlu"))
+EVERYTHING = ActiveRules(load_rules("mlu"), Selection(None, ("ALL",)))
+
+TRITON_MODULE = '''import bitsandbytes as bnb
+import torch
+import triton
+import triton.language as tl
+
+is_tf32_supported = torch.cuda.get_device_capability(0)[0] >= 8
+device = torch.device("cuda")
+
+
+@triton.jit
+def add_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    tl.store(out_ptr, tl.load(x_ptr))
+'''
+
+ENGINE_ADAPTER = '''from typing import TYPE_CHECKING
+
+from .packages import is_vllm_available
+
+if is_vllm_available():
+    from vllm import AsyncEngineArgs, AsyncLLMEngine
+
+if TYPE_CHECKING:
+    from vllm import SamplingParams
+
+
+class VllmEngine:
+    def __init__(self, path):
+        self.engine = AsyncLLMEngine.from_engine_args(AsyncEngineArgs(model=path))
+'''
+
+VERSION_REPORT = '''import platform
+
+
+def versions() -> dict:
+    info = {"Python": platform.python_version()}
+    try:
+        import bitsandbytes
+
+        info["bitsandbytes"] = bitsandbytes.__version__
+    except Exception:
+        pass
+    try:
+        import vllm
+
+        info["vLLM"] = vllm.__version__
+    except ImportError:
+        pass
+    return info
+'''
+
+KEPT_GUARD = '''from transformers.utils import is_torch_cuda_available, is_torch_npu_available
+
+
+def patch(model, args):
+    if is_torch_npu_available():
+        model.patch_npu()
+    elif is_torch_cuda_available() and args.flash_attn == "fa2":
+        from flash_attn import flash_attn_varlen_func
+        model.patch_gpu(flash_attn_varlen_func)
+'''
+
+
+def _codes(name: str, text: str, rules: ActiveRules = DEFAULT) -> list[tuple[str, int, str]]:
+    return [(f.rule, f.line, f.severity) for f in check_bytes(name, text.encode(), rules).findings]
+
+
+def test_a_kernel_module_is_one_finding():
+    assert _codes("kernels/add.py", TRITON_MODULE) == [("PRT309", 3, "warning")]
+
+
+def test_an_inference_engine_adapter_with_a_guarded_import_is_a_note():
+    assert _codes("chat/vllm_engine.py", ENGINE_ADAPTER) == []
+    assert _codes("chat/vllm_engine.py", ENGINE_ADAPTER, EVERYTHING) == [("PRT401", 6, "info")]
+
+
+def test_a_version_report_has_nothing_to_port():
+    assert _codes("extras/env.py", VERSION_REPORT) == []
+    assert {(c, line) for c, line, _ in _codes("extras/env.py", VERSION_REPORT, EVERYTHING)} == {("PRT401", 7), ("PRT401", 13)}
+
+
+def test_a_cuda_check_kept_around_cuda_only_code_is_a_note():
+    assert _codes("model/patcher.py", KEPT_GUARD) == []
+    noted = _codes("model/patcher.py", KEPT_GUARD, EVERYTHING)
+    assert ("PRT309", 7, "info") in noted and all(s == "info" for _, _, s in noted)
+
+
+def test_a_variable_without_counterpart_is_one_finding_per_file():
+    text = (
+        "import os\n"
+        "env = {'NCCL_DEBUG': os.environ.get('NCCL_DEBUG', 'WARN')}\n"
+        "os.environ.pop('NCCL_DEBUG', None)\n"
+        "os.environ['CUDA_VISIBLE_DEVICES'] = '0'\n"
+        "os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"
+    )
+    found = check_bytes("launch.py", text.encode(), DEFAULT).findings
+    assert [(f.rule, f.line) for f in found if f.rule == "PRT203"] == [("PRT203", 2)]
+    assert "(2 more mentions in this file)" in next(f.message for f in found if f.rule == "PRT203")
+    assert sorted((f.rule, f.line) for f in found if f.rule == "PRT202") == [("PRT202", 4), ("PRT202", 5)]  # each rename stays
+
+
+def test_nccl_for_another_stack_is_reported_once_per_line_and_not_rewritten():
+    text = (
+        "def sync(args):\n"
+        "    if getattr(args.vllm, 'sync_backend', 'nccl') == 'nccl':\n"
+        "        pass\n"
+    )
+    found = check_bytes("actor.py", text.encode(), DEFAULT).findings
+    assert [(f.rule, f.line, f.severity) for f in found] == [("PRT201", 2, "warning")]
+    assert "kept" in found[0].message
