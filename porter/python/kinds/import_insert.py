@@ -3,8 +3,8 @@
 It must run before the first use of anything it patches, and survive the repository's own
 linters. So it goes at module level (an edit inside a function still gets it there, never in
 another function), after the first module-level import of torch when that is a plain
-`import torch` (and after the `import torch.X` lines that follow it: isort's order), before
-it otherwise (`from torch.cuda import amp` first would use the patched module before the
+`import torch` or `import torch.X` (and after the `import torch.X` lines that follow it:
+isort's order), before it otherwise (`from torch.cuda import amp` first would use the patched module before the
 import); inside the same block, so a `try:` import block keeps guarding it. A module that
 imports torch only inside functions gets it after its last module-level import (or at the
 top). A module that does not import torch but a library that imports it (`also_when_importing`:
@@ -66,6 +66,13 @@ def _plain(node: ast.stmt, anchor: str) -> bool:
     return isinstance(node, ast.Import) and any(a.name == anchor for a in node.names)
 
 
+def _submodules_only(node: ast.stmt, anchor: str) -> bool:
+    """`import torch.distributed as dist`: binds no device module, so torch_mlu may follow it
+    (isort's place); `import torch.cuda` (ported to torch.mlu) needs torch_mlu first."""
+    return isinstance(node, ast.Import) and all(
+        a.name.startswith(anchor + ".") and a.name.split(".")[1] not in ("cuda", "mlu") for a in node.names)
+
+
 def _anchor(ctx: FileContext, anchor: str) -> tuple[ast.stmt | None, bool]:
     """Where the import goes: (statement, True to put it after / False before); (None, True)
     for the top of the module."""
@@ -75,7 +82,7 @@ def _anchor(ctx: FileContext, anchor: str) -> tuple[ast.stmt | None, bool]:
     if first is None:  # torch only inside functions: after the module's own imports
         top = [n for n in nodes if isinstance(ctx.parents.get(n), ast.Module)]
         return (top[-1], True) if top else (None, True)
-    if not _plain(first, anchor):
+    if not (_plain(first, anchor) or _submodules_only(first, anchor)):
         return first, False
     # isort puts `import torch.nn as nn` right after `import torch`, and torch_mlu after both.
     body = getattr(ctx.parents.get(first), "body", [])
