@@ -133,3 +133,30 @@ def test_a_file_changed_between_the_walk_and_its_read_is_not_stored(tmp_path, mo
     assert _check(task).skipped is None
     (src / "train.py").write_text(CUDA.replace("zeros", "ones"))
     assert "changed while porter ran" in _check(task).skipped
+
+
+def test_converts_into_new_folders_and_checks_share_one_listing(tmp_path, monkeypatch, trusting):
+    """A convert writes a new OUT each time (outside SRC: it does not change the walk), and a
+    check between them asks for the same files: one walk serves them all."""
+    from porter.convert import ConvertOptions, convert
+
+    src, cache = _tree(tmp_path), tmp_path / "cache"
+    counted = Counted(monkeypatch)
+    for name in ("out1", "out2", "out3"):
+        convert(src, ConvertOptions(target="mlu", out=tmp_path / name, jobs=1, cache_dir=cache))
+        _check(src, cache)
+    assert counted.walks == 1
+    assert (tmp_path / "out3" / "train.py").read_text() != CUDA  # converted all the same
+
+
+def test_each_selection_keeps_its_own_listing(tmp_path, monkeypatch, trusting):
+    """Runs with different file selections (an --exclude) alternate without walking again."""
+    from porter.core.fileset import FileSelection
+
+    src, cache = _tree(tmp_path), tmp_path / "cache"
+    counted = Counted(monkeypatch)
+    for _ in range(3):
+        plain = check_tree(src, "mlu", jobs=1, cache_dir=cache)
+        narrowed = check_tree(src, "mlu", jobs=1, cache_dir=cache, files=FileSelection(exclude=("pkg/",)))
+    assert counted.walks == 2
+    assert {r.path for r in plain.files} - {r.path for r in narrowed.files} == {"pkg/model.py"}

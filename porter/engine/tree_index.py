@@ -30,6 +30,7 @@ from porter.core.tree import Entry, signature, stat_signature
 from porter.engine.cache import code_fingerprint, read_entry, write_entry
 
 RACY_NS = 2_000_000_000  # 2 s: coarser than any file system's timestamp granularity porter meets
+LISTINGS_KEPT = 4
 
 
 class TreeIndex:
@@ -43,8 +44,7 @@ class TreeIndex:
         self.rel = f"trees/{_digest(f'{__version__}|{code_fingerprint()}|{os.path.abspath(src)}')[:32]}.json"
         self.files: dict[str, list] = {}
         self.fresh: dict[str, list] = {}
-        self.stored_listing: dict = {}
-        self.new_listing: dict | None = None
+        self.listings: dict[str, dict] = {}  # selection key -> listing (check's, convert's...)
         self.changed = False  # something was walked or read (new, changed or not yet trusted)
         self.trusted_before = 0  # what was modified at or after this (ns) is looked at again
         if cache_dir is not None:
@@ -56,30 +56,32 @@ class TreeIndex:
                 return
             if isinstance(loaded, dict) and isinstance(loaded.get("files"), dict):
                 self.files = loaded["files"]
-                self.stored_listing = loaded.get("listing") or {}
+                listings = loaded.get("listings")
+                self.listings = listings if isinstance(listings, dict) else {}
                 self.trusted_before = written - RACY_NS
 
     def listing(self, chosen: TreeFilter, exclude: Path | None) -> list[Entry]:
         """What `chosen.entries(exclude)` yields: from the index while nothing it depends on
         has changed, else walked (and recorded)."""
-        key = f"{chosen.selection!r}|{exclude}"
-        stored = self.stored_listing
-        if (chosen.selection.only is None and stored.get("key") == key
+        # OUT is never inside SRC (convert refuses it), so a run's OUT does not change what
+        # the walk sees unless it is: it is part of the key only then.
+        inside = exclude is not None and os.path.abspath(exclude).startswith(os.path.abspath(self.src) + os.sep)
+        key = f"{chosen.selection!r}|{exclude if inside else ''}"
+        stored = self.listings.get(key)
+        if (chosen.selection.only is None and isinstance(stored, dict)
                 and all(self._unchanged(f"{self.src}/{rel}" if rel else self.src, sig)
                         for rel, sig in stored.get("dirs", {}).items())
                 and all(self._unchanged(path, sig) for path, sig in stored.get("consulted", {}).items())):
             try:
-                entries = [Entry(rel, bool(link), skipped, failed) for rel, link, skipped, failed in stored["entries"]]
+                return [Entry(rel, bool(link), skipped, failed) for rel, link, skipped, failed in stored["entries"]]
             except (KeyError, TypeError, ValueError):
-                entries = None
-            if entries is not None:
-                self.new_listing = stored
-                return entries
+                pass
         dirs: dict[str, list[int] | None] = {}
         entries = list(chosen.entries(exclude, dirs))
         if chosen.selection.only is None:
-            self.new_listing = {"key": key, "dirs": dirs, "consulted": dict(chosen.consulted),
-                                "entries": [[e.rel, e.is_symlink, e.skipped, e.failed] for e in entries]}
+            self.listings.pop(key, None)
+            self.listings[key] = {"dirs": dirs, "consulted": dict(chosen.consulted),
+                                  "entries": [[e.rel, e.is_symlink, e.skipped, e.failed] for e in entries]}
             self.changed = True
         return entries
 
@@ -107,7 +109,9 @@ class TreeIndex:
         over an unchanged tree writes nothing. (Rewriting after a racy file was read again is
         what lets the next run trust it.)"""
         if self.cache_dir is not None and (self.changed or len(self.fresh) != len(self.files)):
-            write_entry(self.cache_dir, self.rel, self.rel, {"files": self.fresh, "listing": self.new_listing or {}})
+            # The listings of the last few selections (check's and convert's differ), newest last.
+            kept = dict(list(self.listings.items())[-LISTINGS_KEPT:])
+            write_entry(self.cache_dir, self.rel, self.rel, {"files": self.fresh, "listings": kept})
 
 
 def _digest(text: str) -> str:
