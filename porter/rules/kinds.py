@@ -18,7 +18,10 @@ API_STATUSES = ("supported", "partial", "unsupported", "unknown")  # an op table
 API_USES = ("api", "method", "likely-method")  # how the op scan saw a use
 PACKAGE_ACTIONS = ("keep", "replace", "drop", "flag")  # a package table entry's action
 # A requirement-string rule's `on`: the table's actions and what porter checks itself.
-REQUIREMENT_OUTCOMES = ("drop", "replace", "flag", "note", "local-version", "index-url", "unparsed")
+# "extra": an extra named like a distribution the table does not keep (`.[bitsandbytes]`);
+# "vendor-build": a distribution that must come from the target's own build of it.
+REQUIREMENT_OUTCOMES = ("drop", "replace", "flag", "note", "local-version", "index-url", "unparsed", "extra",
+                        "vendor-build")
 # "any": every YAML/JSON mapping document, whatever tool reads it (run configs of any schema).
 CONFIG_TYPES = ("training", "accelerate", "deepspeed", "any")
 SEVERITIES = ("error", "warning", "info")
@@ -64,7 +67,9 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("env-var", {"names": _LIST}, {"replace": _DICT}),
     KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL}),
     KindSchema("library-import", {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
-    KindSchema("requirement-string", {"on": _f(str, choices=REQUIREMENT_OUTCOMES)}, {"url_patterns": _LIST},
+    # `once_per_file`: the rule's findings in one file are one thing to act on (porter/engine/pipeline.py).
+    KindSchema("requirement-string", {"on": _f(str, choices=REQUIREMENT_OUTCOMES)},
+               {"url_patterns": _LIST, "once_per_file": _BOOL},
                example_file="requirements.txt"),
     KindSchema("device-guard", {"checks": _LIST, "target_check": _STR, "other_devices": _LIST},
                {"cuda_only_modules": _LIST, "cuda_only_strings": _LIST, "target_device": _STR, "kernel_modules": _LIST}),
