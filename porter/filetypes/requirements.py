@@ -97,7 +97,7 @@ def logical_lines(index: LineIndex) -> list[tuple[int, int, str]]:
 def requirement_lines_findings(policy: RequirementPolicy, path: str, index: LineIndex) -> list[Finding]:
     """Findings for every logical line of a requirements file."""
     lines = [(first, last, content) for first, last, content in logical_lines(index) if content.strip()]
-    if any(policy.is_cuda_index(url) for *_, content in lines for url in _index_urls(content.split())):
+    if any(policy.is_cuda_index(url) for *_, content in lines for url in index_urls(content.split())):
         policy = policy.from_cuda_index()  # the file's requirements come from a CUDA index
     findings: list[Finding] = []
     for first, last, content in lines:
@@ -147,7 +147,7 @@ def pip_install_start(values: Sequence[str | None]) -> int | None:
     return None
 
 
-def _index_urls(words: list[str]) -> list[str]:
+def index_urls(words: list[str]) -> list[str]:
     """The values of the index options among pip's arguments (`-i URL`, `--extra-index-url=URL`)."""
     urls = []
     for i, word in enumerate(words):
@@ -167,7 +167,7 @@ def pip_argument_verdicts(policy: RequirementPolicy, words: list[str],
     is skipped. Requirement files named by -r/-c are converted as files of their own. What a
     command installs from a CUDA index is reviewed as such (torchvision is then an error).
     """
-    if any(policy.is_cuda_index(url) for url in map(resolve, _index_urls(words)) if url):
+    if any(policy.is_cuda_index(url) for url in map(resolve, index_urls(words)) if url):
         policy = policy.from_cuda_index()
     out = []
     i = 0

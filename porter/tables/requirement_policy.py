@@ -145,7 +145,8 @@ class RequirementPolicy:
         severity = rule.severity
         if cuda_pin or self.cuda_index:
             severity = "error"
-            message += " This line installs the CUDA build (" + ("a +cuXXX pin" if cuda_pin else "a CUDA wheel index") + ")."
+            how = "a +cuXXX pin" if cuda_pin else "from a CUDA wheel index, or with pytorch-cuda"
+            message += f" This line installs the CUDA build ({how})."
         return [Verdict(rule, severity, message, entry.suggestion or rule.suggestion, subject=name)]
 
     def _table_verdicts(self, name: str, entry: PackageEntry | None, text: str | None,
