@@ -28,4 +28,5 @@ def _merged(group: list[Finding]) -> Finding:
     first, *rest = sorted(group, key=lambda f: (f.line, f.col))
     places = ", ".join(f"{f.subject or f.rule} (line {f.line})" for f in rest)
     severity = max((f.severity for f in group), key=_RANK.__getitem__)
-    return replace(first, severity=severity, message=f"{first.message} Also in this file: {places}.")
+    message = first.message if first.message.endswith(".") else f"{first.message}."
+    return replace(first, severity=severity, message=f"{message} Also in this file: {places}.")

@@ -23,6 +23,7 @@ from porter.engine.parallel import NOT_PYTHON
 from porter.engine.pipeline import check_file, convert_file
 from porter.engine.sources import MAX_FILE_MB, TooLarge, read_source
 from porter.engine.vendor_paths import KIND as VENDOR_KIND, kept_finding, vendor_word
+from porter.filetypes.pins import project_off
 from porter.core.patch import file_diff
 from porter.rules import ActiveRules
 
@@ -129,7 +130,7 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
 def _run(work: Callable[[Task], R], tree: _Tree, rules: ActiveRules, mode: str, jobs: int | None,
          cache: ResultCache | None, keep: Callable[[R], bool]) -> list[R]:
     _RULES[:] = [rules]
-    context = f"{mode}|{rules.target}|{rules.ruleset.digest}|{rules.selection.key}"
+    context = f"{mode}|{rules.target}|{rules.key}"  # the key names the rules the project's pins turn off
     keys = [cache_key(t.data, t.rel, context + (f"|-{','.join(t.ignore)}" if t.ignore else "")) for t in tree.tasks] if cache else []
     return cached_map(work, tree.tasks, keys, lambda t: len(t.data), jobs, cache, context, keep=keep,
                       bundle=lambda t: None if t.kind == "python" else NOT_PYTHON, path_of=lambda t: t.rel)
@@ -140,6 +141,7 @@ def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude
                  max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> RunResult:
     """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache.
     Files a pipeline handles that are over `max_bytes` are skipped (copied as they are)."""
+    rules = project_off(rules, src)  # the tree's own pins, read once: rules they make moot are off
     tree = _read_tree(
         src, rules, exclude, with_lora=False,
         unreadable=lambda rel, why: FileResult(rel, "failed", kind="other", reason=why),
@@ -159,6 +161,7 @@ def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: 
                cache: ResultCache | None = None, files: FileSelection | None = None,
                max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> list[FileCheck]:
     """Check every file under `src` (and its porter_lora/). Reads only SRC; writes only the cache."""
+    rules = project_off(rules, src)  # the tree's own pins, read once: rules they make moot are off
     tree = _read_tree(
         src, rules, exclude, with_lora=True,
         unreadable=lambda rel, why: FileCheck(rel, skipped=why),

@@ -59,7 +59,10 @@ _LIST, _STR, _DICT, _BOOL = _f(list), _f(str), _f(dict), _f(bool)
 # The Python kinds (porter/python/kinds/, in the order their finalizers must run: guards
 # decide which edits stay before imports are added), then the op scan, then other file types.
 KINDS: dict[str, KindSchema] = {k.name: k for k in (
-    KindSchema("qualified-name", {"match": _LIST}, {"replace": _DICT, "add_keywords": _DICT, "exact": _BOOL, "report": _BOOL}),
+    # `unless_pinned` ("transformers>=5.4.0"): off for a project whose own pins guarantee that
+    # release (porter/filetypes/pins.py, read once per tree run).
+    KindSchema("qualified-name", {"match": _LIST}, {"replace": _DICT, "add_keywords": _DICT, "exact": _BOOL, "report": _BOOL,
+                                                    "unless_pinned": _STR, "once_per_file": _BOOL}),
     KindSchema("method", {"attribute": _STR}, {"replace": _STR, "called": _BOOL}),
     KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST,
                                       "report_in_modules": _LIST, "report_in_comparisons": _BOOL,
