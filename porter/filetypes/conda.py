@@ -29,9 +29,9 @@ _SPEC = re.compile(r"\s*(?:([^\s:=<>!]+)::)?([A-Za-z0-9_][A-Za-z0-9_.-]*)(.*)", 
 _PYPI_NAMES = {"pytorch": "torch"}
 # A build string of a CUDA build (`py310_cu121`, `cuda118_py39`).
 _CUDA_BUILD = re.compile(r"(?:^|[_=\s.-])cu(?:da)?\d", re.IGNORECASE)
-# The package table's entry for conda's CUDA toolkit packages: an environment that installs
-# one (pytorch-cuda=12.1) builds its torch family for CUDA.
-_CUDA_RUNTIME = "cudatoolkit"
+# conda packages that select the CUDA build of the pytorch channel's torch family (cudatoolkit
+# alone only brings runtime libraries).
+_CUDA_TORCH = frozenset({"pytorch-cuda", "pytorch-gpu"})
 
 
 def find_conda(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
@@ -57,13 +57,11 @@ def find_conda(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | 
 
 
 def _dependency_findings(policy: RequirementPolicy, file: TextFile, dependencies: Sequence) -> list[Finding]:
-    specs = [(item, _SPEC.match(item.value)) for item in dependencies.items
-             if isinstance(item, Scalar) and isinstance(item.value, str)]
-    reviewed = [(item, _review_conda(policy, match.group(2), match.group(3))) for item, match in specs if match]
-    if any(v.subject and policy.table.by_distribution(v.subject) is policy.table.entries.get(_CUDA_RUNTIME)
-           for _, verdicts in reviewed for v in verdicts):
-        policy = policy.from_cuda_index()  # pytorch-cuda & co.: torchvision comes as a CUDA build too
-        reviewed = [(item, _review_conda(policy, match.group(2), match.group(3))) for item, match in specs if match]
+    specs = [(item, match) for item in dependencies.items if isinstance(item, Scalar) and isinstance(item.value, str)
+             for match in [_SPEC.match(item.value)] if match]
+    if any(match.group(2).lower() in _CUDA_TORCH for _, match in specs):
+        policy = policy.from_cuda_index()  # pytorch-cuda: torchvision comes as a CUDA build too
+    reviewed = [(item, _review_conda(policy, match.group(2), match.group(3))) for item, match in specs]
     findings = _items_findings(policy, file, reviewed, len(dependencies.items))
     for item in dependencies.items:
         if isinstance(item, Mapping):
