@@ -21,6 +21,9 @@ from pathlib import Path
 from porter.rules import ActiveRules
 
 _CONDITION = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*>=\s*([0-9][0-9A-Za-z.+!-]*)\s*")
+# A PEP 508 string: its name, extras, and the version specifiers up to a marker or URL.
+_REQUIREMENT = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*\(?([^;@()]*)")
+_SEPARATORS = re.compile(r"[-_.]+")
 _MAX_BYTES = 1 << 20  # a pin file larger than this is not one
 
 
@@ -32,17 +35,22 @@ class ProjectPins:
 
     def guarantees(self, condition: str) -> bool:
         """Whether every place that names the distribution admits only releases >= the minimum."""
-        from packaging.utils import canonicalize_name
-        from packaging.version import InvalidVersion, Version
-
         name, minimum = parse_condition(condition)
-        specifiers = [spec for dist, spec in self.requirements if dist == canonicalize_name(name)]
+        specifiers = [spec for dist, spec in self.requirements if dist == canonical(name)]
         if not specifiers:
             return False
+        from packaging.specifiers import InvalidSpecifier
+        from packaging.version import InvalidVersion, Version
+
         try:
             return all(_lower_bound(spec) >= Version(minimum) for spec in specifiers)
-        except InvalidVersion:
+        except (InvalidSpecifier, InvalidVersion):
             return False
+
+
+def canonical(name: str) -> str:
+    """PEP 503 normalisation (without importing packaging: this runs at start-up)."""
+    return _SEPARATORS.sub("-", name).lower()
 
 
 def parse_condition(condition: str) -> tuple[str, str]:
@@ -70,32 +78,30 @@ def project_off(rules: ActiveRules, root: Path) -> ActiveRules:
     conditional = [r for r in rules.rules if r.params.get("unless_pinned")]
     if not conditional:
         return rules
-    pins = read_pins(root)
+    pins = read_pins(root, {canonical(parse_condition(r.params["unless_pinned"])[0]) for r in conditional})
     off = frozenset(r.code for r in conditional if pins.guarantees(r.params["unless_pinned"]))
     return ActiveRules(rules.ruleset, rules.selection, rules.project_off | off) if off else rules
 
 
-def read_pins(root: Path) -> ProjectPins:
-    """The requirements at the root of the tree (unreadable or broken files say nothing)."""
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
-
+def read_pins(root: Path, wanted: set[str]) -> ProjectPins:
+    """What the requirements at the root of the tree say about the `wanted` distributions
+    (canonical names); a file that names none of them is not even parsed, and unreadable or
+    broken files say nothing."""
+    spellings = {spelling for name in wanted for spelling in (name, name.replace("-", "_"), name.replace("-", "."))}
     found: list[tuple[str, str]] = []
     for reader, name in ((_requirements_txt, "requirements.txt"), (_pyproject, "pyproject.toml"),
                          (_setup_cfg, "setup.cfg"), (_setup_py, "setup.py")):
         text = _text(root / name)
-        if text is None:
+        if text is None or not any(spelling in text.lower() for spelling in spellings):
             continue
         try:
             strings = reader(text)
         except (ValueError, SyntaxError, configparser.Error, RecursionError):
             continue
         for string in strings:
-            try:
-                requirement = Requirement(string)
-            except InvalidRequirement:
-                continue
-            found.append((canonicalize_name(requirement.name), str(requirement.specifier)))
+            match = _REQUIREMENT.match(string)
+            if match and canonical(match.group(1)) in wanted:
+                found.append((canonical(match.group(1)), match.group(2).strip()))
     return ProjectPins(tuple(found))
 
 
