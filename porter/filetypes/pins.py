@@ -12,7 +12,6 @@ guarantee it: pip may install from any of them.
 from __future__ import annotations
 
 import ast
-import configparser
 import re
 import tomllib
 from dataclasses import dataclass
@@ -96,7 +95,7 @@ def read_pins(root: Path, wanted: set[str]) -> ProjectPins:
             continue
         try:
             strings = reader(text)
-        except (ValueError, SyntaxError, configparser.Error, RecursionError):
+        except (ValueError, SyntaxError, RecursionError):  # tomllib's and configparser's errors are ValueErrors
             continue
         for string in strings:
             match = _REQUIREMENT.match(string)
@@ -125,8 +124,13 @@ def _pyproject(text: str) -> list[str]:
 
 
 def _setup_cfg(text: str) -> list[str]:
+    import configparser  # rarely needed: not on the start-up path
+
     parser = configparser.ConfigParser(interpolation=None)
-    parser.read_string(text)
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        raise ValueError(str(exc)) from exc
     value = parser.get("options", "install_requires", fallback="")
     return [line.strip() for line in value.splitlines() if line.strip() and not line.strip().startswith("#")]
 
