@@ -83,6 +83,7 @@ def test_rules_without_a_condition_read_no_pins(tmp_path, monkeypatch):
 def test_broken_pin_files_say_nothing(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project\ndependencies = ['transformers>=5.4']\n")
     (tmp_path / "setup.py").write_text("def (:\n    install_requires=['transformers>=5.4']\n")
+    (tmp_path / "setup.cfg").write_text("[options\ninstall_requires = transformers>=5.4\n")
     assert read_pins(tmp_path, {"transformers"}) == ProjectPins(())
     (tmp_path / "requirements.txt").write_text("transformers{{ transformers_version }}\n")  # a template
     assert not read_pins(tmp_path, {"transformers"}).guarantees("transformers>=5.4.0")
