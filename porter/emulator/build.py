@@ -53,14 +53,7 @@ def load_extension(verbose: bool = False):
     with open(where / ".porter-lock", "w") as guard:
         fcntl.flock(guard, fcntl.LOCK_EX)
         (where / "lock").unlink(missing_ok=True)
-        # Built from a copy inside the folder: the folder is keyed by the source's bytes, and
-        # the build records its source's path, so two checkouts of the same source (a
-        # worktree, CI's clone) would otherwise rebuild over each other on every load.
-        source = where / SOURCE.name
-        text = SOURCE.read_bytes()
-        if not source.is_file() or source.read_bytes() != text:
-            source.write_bytes(text)
         # -O1: the kernels that matter are torch's own CPU kernels; our glue only needs to
         # be compiled quickly.
-        return cpp_extension.load(NAME, [str(source)], build_directory=str(where), extra_cflags=["-O1"],
+        return cpp_extension.load(NAME, [str(SOURCE)], build_directory=str(where), extra_cflags=["-O1"],
                                   verbose=verbose)
