@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from porter.core.edits import Found, fix
 from porter.core.model import REWRITE_PREFIX, FileCheck, FileResult, Finding, Skipped
+from porter.core.per_file import once_per_file
 from porter.core.suppress import problems as suppression_problems
 from porter.engine.registry import file_type, type_for
 from porter.engine.sources import HEAD
@@ -29,6 +30,10 @@ _NO_COMMENTS = ("json", "notebook")
 
 def find(rel: str, data: bytes, kind: str, rules: ActiveRules) -> Found | Skipped | None:
     found = file_type(kind).find(rel, data, rules)
+    if isinstance(found, Found):
+        once = frozenset(r.code for r in rules.rules if r.params.get("once_per_file"))
+        if once:
+            found.findings = once_per_file(found.findings, once)
     if found is None and kind not in _NO_COMMENTS and rules.of_kind(SUPPRESSION_KIND) and b"porter" in data.lower():
         # Screened out (nothing for the rules): only its suppression comments are left to check.
         return Found(data.decode("utf-8", "replace"), [], str.encode, "python" if kind == "python" else "hash")

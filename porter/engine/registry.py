@@ -6,7 +6,7 @@ It returns a `Found` (the text and its findings, some with edits: porter/core/ed
 (porter/engine/pipeline.py) applies or reports what it found.
 
 The first file type whose predicate accepts a path wins: Python first (a `.py` file always
-goes through the Python pipeline), compose files before other YAML.
+goes through the Python pipeline), compose files and conda environment files before other YAML.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from porter.core.edits import Found
 from porter.core.model import Skipped
 from porter.filetypes.names import (
     is_compose,
+    is_conda_environment,
     is_dockerfile,
     is_json_config,
     is_notebook,
@@ -59,6 +60,7 @@ def _pipeline(where: str) -> Find:
 FILE_TYPES: tuple[FileType, ...] = (
     FileType("python", is_python, "porter.python.analyze:find_python"),
     FileType("compose", is_compose, "porter.filetypes.compose:find_compose"),
+    FileType("conda", is_conda_environment, "porter.filetypes.conda:find_conda"),
     FileType("dockerfile", is_dockerfile, "porter.filetypes.docker:find_dockerfile"),
     FileType("json", is_json_config, "porter.filetypes.json_config:find_json"),
     FileType("notebook", is_notebook, "porter.filetypes.notebook:find_notebook"),

@@ -26,6 +26,7 @@ from porter.engine.pipeline import check_file, convert_file
 from porter.engine.tree_index import TreeIndex
 from porter.engine.sources import MAX_FILE_MB, TooLarge, read_source
 from porter.engine.vendor_paths import KIND as VENDOR_KIND, kept_finding, vendor_word
+from porter.filetypes.pins import project_off
 from porter.core.patch import file_diff
 from porter.rules import ActiveRules
 
@@ -175,7 +176,7 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
 def _run(work: Callable[[Task], R], tree: _Tree, rules: ActiveRules, mode: str, jobs: int | None,
          cache: ResultCache | None, keep: Callable[[R], bool]) -> list[R]:
     _RULES[:] = [rules]
-    context = f"{mode}|{rules.target}|{rules.ruleset.digest}|{rules.selection.key}"
+    context = f"{mode}|{rules.target}|{rules.key}"  # the key names the rules the project's pins turn off
     keys = [cache_key(t.digest, t.rel, context + (f"|-{','.join(t.ignore)}" if t.ignore else "")) for t in tree.tasks] if cache else []
     return cached_map(work, tree.tasks, keys, lambda t: t.size, jobs, cache, context, keep=keep,
                       bundle=lambda t: None if t.kind == "python" else NOT_PYTHON, path_of=lambda t: t.rel)
@@ -186,6 +187,7 @@ def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude
                  max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> RunResult:
     """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache.
     Files a pipeline handles that are over `max_bytes` are skipped (copied as they are)."""
+    rules = project_off(rules, src)  # the tree's own pins, read once: rules they make moot are off
     tree = _read_tree(
         src, rules, exclude, with_lora=False,
         unreadable=_unreadable_result,
@@ -206,6 +208,7 @@ def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: 
                cache: ResultCache | None = None, files: FileSelection | None = None,
                max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> list[FileCheck]:
     """Check every file under `src` (and its porter_lora/). Reads only SRC; writes only the cache."""
+    rules = project_off(rules, src)  # the tree's own pins, read once: rules they make moot are off
     tree = _read_tree(
         src, rules, exclude, with_lora=True,
         unreadable=_unreadable_check,

@@ -8,8 +8,6 @@ parse their `!` lines on their own and map them back themselves.
 from __future__ import annotations
 
 import fnmatch
-import posixpath
-import re
 from collections.abc import Iterator
 
 from tree_sitter import Node
@@ -20,7 +18,7 @@ from porter.filetypes._configtree import Scalar
 from porter.filetypes._shell_syntax import Script, Word, command_words, identities
 from porter.python.kinds.env_var import assigned_names, renamed_variable, rule_for_name  # the same rename table as the Python rule
 from porter.core.model import Finding
-from porter.filetypes.requirements import pip_argument_verdicts
+from porter.filetypes.requirements import pip_argument_verdicts, pip_install_start
 from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
 from porter.rules import ActiveRules, Rule
 
@@ -208,19 +206,10 @@ def setup_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterato
                 break
 
 
-_PIP = re.compile(r"pip[\d.]*")
-
-
 def _pip_install_arguments(words: list[Word]) -> list[Word] | None:
-    """The arguments of `pip install`, `python -m pip install` or `uv pip install`, else None."""
-    values = [w.value for w in words]
-    for i, value in enumerate(values[:-1]):
-        name = posixpath.basename(value or "")
-        if _PIP.fullmatch(name) and values[i + 1] == "install":
-            return words[i + 2:]
-        if name == "-m" and _PIP.fullmatch(values[i + 1] or "") and values[i + 2:i + 3] == ["install"]:
-            return words[i + 3:]
-    return None
+    """The words after `pip install` (`python -m pip install`, `uv pip install`), else None."""
+    first = pip_install_start([w.value for w in words])
+    return None if first is None else words[first:]
 
 
 def pip_install_findings(file: TextFile, script: Script, rules: ActiveRules) -> Iterator[Finding]:

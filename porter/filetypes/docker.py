@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from porter.core.edits import Found
 from porter.core.model import Edit, Finding, Skipped
-from porter.filetypes.requirements import pip_argument_verdicts, text_found
+from porter.filetypes.requirements import pip_argument_verdicts, pip_install_start, text_found
 from porter.python.kinds.env_var import renamed_variable, rule_for_name
 from porter.rules import ActiveRules, Rule
 from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
@@ -196,13 +196,12 @@ def _pip_installs(ctx: Context, start: int, args: str, variables: dict[str, str]
             current.append(word)
     commands.append(current)
     for command in commands:
-        for i in range(len(command) - 1):
-            if re.fullmatch(r"pip[\d.]*", command[i].rsplit("/", 1)[-1]) and command[i + 1] == "install":
-                arguments = pip_argument_verdicts(ctx.policy, command[i + 2:], lambda w: expand(w, variables))
-                for word, verdicts in arguments:
-                    if verdicts:
-                        ctx.requirement_verdicts(_where(ctx, start, word), verdicts)
-                break
+        first = pip_install_start(command)
+        if first is None:
+            continue
+        for word, verdicts in pip_argument_verdicts(ctx.policy, command[first:], lambda w: expand(w, variables)):
+            if verdicts:
+                ctx.requirement_verdicts(_where(ctx, start, word), verdicts)
 
 
 def _where(ctx: Context, start: int, word: str) -> int:
@@ -213,11 +212,6 @@ def _where(ctx: Context, start: int, word: str) -> int:
         return start
     ctx.cursor = found.end()
     return found.start()
-
-
-
-
-
 
 
 def container_finder(kind: str, find: Callable[[Context], list[Finding]]):

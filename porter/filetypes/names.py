@@ -12,6 +12,16 @@ _SHEBANG = re.compile(rb"^#![ \t]*\S*?/(?:env[ \t]+)?(?:ba|da|k)?sh\b")
 _NOT_DOCKERFILE = (".md", ".txt", ".rst", ".sh", ".py", ".json", ".yml", ".yaml", ".j2")
 
 
+# environment.yml, environment-cuda.yaml, conda.yml, conda_gpu.yaml (and fixtures `<case>.environment.yml`).
+_CONDA = re.compile(r"(?:.*\.)?(?:environment|conda)(?:[-_.][\w.-]*)?\.ya?ml")
+
+
+def is_conda_environment(rel: str, head: bytes) -> bool:
+    """A conda environment file, by its name: environment*.yml, conda*.yml (.yaml too)."""
+    name = rel.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return _CONDA.fullmatch(name) is not None
+
+
 def is_compose(rel: str, head: bytes) -> bool:
     """docker-compose*.yml / compose*.yaml (and fixtures `<case>.docker-compose.yml`)."""
     name = rel.replace("\\", "/").rsplit("/", 1)[-1].lower()
@@ -72,7 +82,7 @@ def is_shell(rel: str, head: bytes) -> bool:
 
 
 def is_yaml_config(rel: str, head: bytes) -> bool:
-    return rel.lower().endswith((".yaml", ".yml")) and not is_compose(rel, head)
+    return rel.lower().endswith((".yaml", ".yml")) and not is_compose(rel, head) and not is_conda_environment(rel, head)
 
 
 def is_python(rel: str, head: bytes) -> bool:

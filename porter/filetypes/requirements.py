@@ -12,8 +12,9 @@ top of porter/filetypes/_common.py): a file that is not what its name says is sk
 
 from __future__ import annotations
 
+import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
@@ -25,6 +26,7 @@ from porter.core.textio import LineIndex
 # pip's own comment rule: `#` at the start of a line or after whitespace.
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 _URL_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
+_EDITABLE = {"-e", "--editable"}  # its value is a location (`-e .[bitsandbytes]`), reviewed as one
 # pip options that take a value (requirements files and `pip install` share the syntax).
 _VALUE_OPTIONS = _URL_OPTIONS | {
     "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-t", "--target", "--prefix", "--root",
@@ -35,6 +37,9 @@ _VALUE_OPTIONS = _URL_OPTIONS | {
 _OPTION_START = re.compile(r"\s+(?=--?[A-Za-z])")
 # A URL or a local path (`.`, `./wheels/x.whl`, `/abs`): pip installs it as it is.
 _LOCATION = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|file:|\.|/|~)", re.IGNORECASE)
+# Extras after a location: `.[bitsandbytes,deepspeed]`, `./pkg[vllm]`.
+_LOCATION_EXTRAS = re.compile(r"^(.*?)\[([^\[\]]*)\]$")
+_PIP = re.compile(r"pip[\d.]*")
 
 
 class BrokenFile(ValueError):
@@ -91,22 +96,30 @@ def logical_lines(index: LineIndex) -> list[tuple[int, int, str]]:
 
 def requirement_lines_findings(policy: RequirementPolicy, path: str, index: LineIndex) -> list[Finding]:
     """Findings for every logical line of a requirements file."""
+    lines = [(first, last, content) for first, last, content in logical_lines(index) if content.strip()]
+    if any(policy.is_cuda_index(url) for *_, content in lines for url in index_urls(content.split())):
+        policy = policy.from_cuda_index()  # the file's requirements come from a CUDA index
     findings: list[Finding] = []
-    for first, last, content in logical_lines(index):
-        stripped = content.strip()
-        if not stripped:
-            continue
+    for first, last, content in lines:
         start = index.starts[first - 1] + len(content) - len(content.lstrip())
-        if stripped.startswith("-"):  # -r / -c / -e are kept; index options are checked
-            verdicts = [v for _, found in pip_argument_verdicts(policy, stripped.split()) for v in found]
-            findings += requirement_findings(policy, path, index, start, start + len(stripped), None, verdicts)
-        elif _LOCATION.match(stripped):
-            verdicts = argument_verdicts(policy, stripped)
-            findings += requirement_findings(policy, path, index, start, start + len(stripped), (first, last), verdicts)
-        else:
-            requirement = _OPTION_START.split(stripped, maxsplit=1)[0]
-            findings += requirement_findings(policy, path, index, start, start + len(requirement), (first, last))
+        findings += requirement_line_findings(policy, path, index, start, content.strip(), (first, last))
     return findings
+
+
+def requirement_line_findings(policy: RequirementPolicy, path: str, index: LineIndex, start: int, line: str,
+                              lines: tuple[int, int] | None) -> list[Finding]:
+    """Findings for one requirements line (`line`, stripped and without its comment, starts at
+    offset `start`): a requirement, a location or options. `lines` are the physical lines that
+    hold only it, where a dropped requirement is commented out. Requirements files and the
+    `pip:` list of a conda environment file share it."""
+    if line.startswith("-"):  # -r / -c are kept; index options and -e locations are checked
+        verdicts = [v for _, found in pip_argument_verdicts(policy, line.split()) for v in found]
+        return requirement_findings(policy, path, index, start, start + len(line), None, verdicts)
+    if _LOCATION.match(line):
+        verdicts = argument_verdicts(policy, line)
+        return requirement_findings(policy, path, index, start, start + len(line), lines, verdicts)
+    requirement = _OPTION_START.split(line, maxsplit=1)[0]
+    return requirement_findings(policy, path, index, start, start + len(requirement), lines)
 
 
 def argument_verdicts(policy: RequirementPolicy, spec: str) -> list[Verdict]:
@@ -114,8 +127,36 @@ def argument_verdicts(policy: RequirementPolicy, spec: str) -> list[Verdict]:
     if spec.split("#", 1)[0].endswith(".whl"):
         return policy.review_wheel(spec)
     if _LOCATION.match(spec):
-        return policy.review_url(spec) if "://" in spec else []  # the project itself, a local folder
+        location, extras = spec, ""
+        with_extras = _LOCATION_EXTRAS.match(spec)
+        if with_extras:
+            location, extras = with_extras.groups()
+        verdicts = policy.review_url(location) if "://" in location else []  # the project itself, a local folder
+        return verdicts + policy.review_extras(location, [e for e in extras.split(",") if e.strip()])
     return policy.review(spec, editable=False)
+
+
+def pip_install_start(values: Sequence[str | None]) -> int | None:
+    """Where the arguments of `pip install` (`python -m pip install`, `uv pip install`, `pip3.11
+    install`) begin among a command's words, given as plain values (None for a word that is
+    not literal); None when the command installs nothing with pip. Dockerfile RUN lines and
+    shell scripts both read their commands with it."""
+    for i, value in enumerate(values[:-1]):
+        if _PIP.fullmatch(posixpath.basename(value or "")) and values[i + 1] == "install":
+            return i + 2
+    return None
+
+
+def index_urls(words: list[str]) -> list[str]:
+    """The values of the index options among pip's arguments (`-i URL`, `--extra-index-url=URL`)."""
+    urls = []
+    for i, word in enumerate(words):
+        option, eq, value = word.partition("=")
+        if option in _URL_OPTIONS:
+            value = value if eq else (words[i + 1] if i + 1 < len(words) else "")
+            if value:
+                urls.append(value)
+    return urls
 
 
 def pip_argument_verdicts(policy: RequirementPolicy, words: list[str],
@@ -123,8 +164,11 @@ def pip_argument_verdicts(policy: RequirementPolicy, words: list[str],
     """(word as written, verdicts) for pip's arguments: index URLs and what is installed.
 
     `resolve` expands variables (a Dockerfile's ARG defaults); a word it cannot resolve
-    is skipped. Requirement files named by -r/-c are converted as files of their own.
+    is skipped. Requirement files named by -r/-c are converted as files of their own. What a
+    command installs from a CUDA index is reviewed as such (torchvision is then an error).
     """
+    if any(policy.is_cuda_index(url) for url in map(resolve, index_urls(words)) if url):
+        policy = policy.from_cuda_index()
     out = []
     i = 0
     while i < len(words):
@@ -134,18 +178,16 @@ def pip_argument_verdicts(policy: RequirementPolicy, words: list[str],
             if option in _VALUE_OPTIONS and not eq:
                 i += 1
                 value = words[i] if i < len(words) else ""
-            resolved = resolve(value) if option in _URL_OPTIONS and value else None
+            resolved = resolve(value) if option in _URL_OPTIONS | _EDITABLE and value else None
             if resolved:
-                out.append((value, policy.review_url(resolved)))
+                out.append((value, policy.review_url(resolved) if option in _URL_OPTIONS
+                            else argument_verdicts(policy, resolved)))
         else:
             resolved = resolve(word)
             if resolved:
                 out.append((word, argument_verdicts(policy, resolved)))
         i += 1
     return out
-
-
-
 
 
 def find_requirements(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:

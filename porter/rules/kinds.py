@@ -18,7 +18,10 @@ API_STATUSES = ("supported", "partial", "unsupported", "unknown")  # an op table
 API_USES = ("api", "method", "likely-method")  # how the op scan saw a use
 PACKAGE_ACTIONS = ("keep", "replace", "drop", "flag")  # a package table entry's action
 # A requirement-string rule's `on`: the table's actions and what porter checks itself.
-REQUIREMENT_OUTCOMES = ("drop", "replace", "flag", "note", "local-version", "index-url", "unparsed")
+# "extra": an extra named like a distribution the table does not keep (`.[bitsandbytes]`);
+# "vendor-build": a distribution that must come from the target's own build of it.
+REQUIREMENT_OUTCOMES = ("drop", "replace", "flag", "note", "local-version", "index-url", "unparsed", "extra",
+                        "vendor-build")
 # "any": every YAML/JSON mapping document, whatever tool reads it (run configs of any schema).
 CONFIG_TYPES = ("training", "accelerate", "deepspeed", "any")
 SEVERITIES = ("error", "warning", "info")
@@ -58,7 +61,10 @@ _LIST, _STR, _DICT, _BOOL = _f(list), _f(str), _f(dict), _f(bool)
 # The Python kinds (porter/python/kinds/, in the order their finalizers must run: guards
 # decide which edits stay before imports are added), then the op scan, then other file types.
 KINDS: dict[str, KindSchema] = {k.name: k for k in (
-    KindSchema("qualified-name", {"match": _LIST}, {"replace": _DICT, "add_keywords": _DICT, "exact": _BOOL, "report": _BOOL}),
+    # `unless_pinned` ("transformers>=5.4.0"): off for a project whose own pins guarantee that
+    # release (porter/filetypes/pins.py, read once per tree run).
+    KindSchema("qualified-name", {"match": _LIST}, {"replace": _DICT, "add_keywords": _DICT, "exact": _BOOL, "report": _BOOL,
+                                                    "unless_pinned": _STR, "once_per_file": _BOOL}),
     KindSchema("method", {"attribute": _STR}, {"replace": _STR, "called": _BOOL}),
     KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST,
                                       "report_in_modules": _LIST, "report_in_comparisons": _BOOL,
@@ -67,7 +73,9 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("env-var", {"names": _LIST}, {"replace": _DICT, "off_values": _LIST}),
     KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL}),
     KindSchema("library-import", {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
-    KindSchema("requirement-string", {"on": _f(str, choices=REQUIREMENT_OUTCOMES)}, {"url_patterns": _LIST},
+    # `once_per_file`: the rule's findings in one file are one thing to act on (porter/engine/pipeline.py).
+    KindSchema("requirement-string", {"on": _f(str, choices=REQUIREMENT_OUTCOMES)},
+               {"url_patterns": _LIST, "once_per_file": _BOOL},
                example_file="requirements.txt"),
     KindSchema("device-guard", {"checks": _LIST, "target_check": _STR, "other_devices": _LIST},
                {"cuda_only_modules": _LIST, "cuda_only_strings": _LIST, "target_device": _STR, "kernel_modules": _LIST}),

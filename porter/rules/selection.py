@@ -61,12 +61,22 @@ class ActiveRules:
 
     ruleset: RuleSet
     selection: Selection = field(default_factory=Selection)
+    # Codes the project itself makes moot: its pins guarantee what the rule warns about (an
+    # `unless_pinned` rule; the tree runner decides with porter/filetypes/pins.py).
+    project_off: frozenset[str] = frozenset()
 
     def __hash__(self) -> int:
-        return hash((self.ruleset, self.selection))
+        return hash((self.ruleset, self.selection, self.project_off))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ActiveRules) and (self.ruleset, self.selection) == (other.ruleset, other.selection)
+        return isinstance(other, ActiveRules) and (self.ruleset, self.selection, self.project_off) == (
+            other.ruleset, other.selection, other.project_off)
+
+    @property
+    def key(self) -> str:
+        """A text that differs whenever the rules that run do (part of cache keys)."""
+        off = f"|off:{','.join(sorted(self.project_off))}" if self.project_off else ""
+        return f"{self.ruleset.digest}|{self.selection.key}{off}"
 
     @property
     def target(self) -> str:
@@ -84,7 +94,7 @@ class ActiveRules:
 
     @cached_property
     def rules(self) -> tuple[Rule, ...]:
-        return tuple(r for r in self.ruleset.rules if self.selection.wants(r))
+        return tuple(r for r in self.ruleset.rules if self.selection.wants(r) and r.code not in self.project_off)
 
     @cached_property
     def _by_kind(self) -> dict[str, list[Rule]]:
@@ -100,7 +110,7 @@ class ActiveRules:
     def narrowed(self, ignore: tuple[str, ...]) -> ActiveRules:
         """The same with more codes ignored (a notebook's `!` lines skip per-line setup notes)."""
         s = self.selection
-        return ActiveRules(self.ruleset, Selection(s.version, s.select, s.ignore + ignore, s.kinds, s.extend))
+        return ActiveRules(self.ruleset, Selection(s.version, s.select, s.ignore + ignore, s.kinds, s.extend), self.project_off)
 
     def by_code(self, code: str) -> Rule | None:
         """Any rule of the set, active or not (a rule may name another as its data source)."""

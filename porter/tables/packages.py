@@ -32,7 +32,7 @@ from porter.rules.kinds import PACKAGE_ACTIONS, SEVERITIES
 Action = Literal["keep", "replace", "drop", "flag"]
 ACTIONS: tuple[Action, ...] = PACKAGE_ACTIONS  # type: ignore[assignment]
 _REQUIRED = {"action", "import_names", "reason", "source", "severity"}
-_OPTIONAL = {"replacement", "suggestion", "name_patterns", "strip_local_version", "imports_run"}
+_OPTIONAL = {"replacement", "suggestion", "name_patterns", "strip_local_version", "imports_run", "vendor_build"}
 _TOP_LEVEL = {"schema", "target", "packages"}
 
 
@@ -53,6 +53,9 @@ class PackageEntry:
     # The package's imports run on the target (only pinning the CUDA wheel is a problem, as
     # triton on ROCm): a requirement is reviewed, an import is not reported.
     imports_run: bool = False
+    # Kept, but only the target's own build of it works (torchvision, torchaudio: compiled
+    # against one torch): a requirement gets the `vendor-build` rule's finding.
+    vendor_build: bool = False
 
 
 # eq=False: identity equality and hashing, since the mappings inside are not hashable.
@@ -128,6 +131,7 @@ def _entry(path: Path, name: str, raw: object) -> PackageEntry:
         name_patterns=tuple(canonicalize_name(p) for p in raw.get("name_patterns", [])),
         imports_run=bool(raw.get("imports_run", False)),
         strip_local_version=bool(raw.get("strip_local_version", False)),
+        vendor_build=bool(raw.get("vendor_build", False)),
     )
 
 

@@ -11,7 +11,8 @@ type maps them onto its own text.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
@@ -55,6 +56,18 @@ class RequirementPolicy:
 
     table: PackageTable
     rules: dict[str, Rule]
+    # What is installed with it comes from a CUDA index (a `--index-url .../cu121` of the
+    # same file or command): a distribution that needs the target's build is then an error.
+    cuda_index: bool = False
+
+    def from_cuda_index(self) -> RequirementPolicy:
+        """The same policy for requirements installed from a CUDA wheel index."""
+        return replace(self, cuda_index=True)
+
+    def is_cuda_index(self, url: str) -> bool:
+        """Whether `url` is a CUDA wheel index or wheel (the `index-url` rule's patterns)."""
+        rule = self.rules.get("index-url")
+        return rule is not None and any(re.search(p, url) for p in rule.params.get("url_patterns", []))
 
     @classmethod
     def build(cls, rules: list[Rule]) -> RequirementPolicy | None:
@@ -81,13 +94,31 @@ class RequirementPolicy:
             message = f"not a requirement porter can read ({problem}); kept as it is"
             return [Verdict(rule, rule.severity, message, rule.suggestion, subject=text.strip())]
         entry = self.table.by_distribution(req.name)
-        verdicts = self._table_verdicts(req.name, entry, text if editable else None)
+        cuda_pin = any(_CUDA_LOCAL.search(s.version) for s in req.specifier)
+        verdicts = self._table_verdicts(req.name, entry, text if editable else None, req.specifier, cuda_pin)
         if any(v.drop for v in verdicts):
             return verdicts
         verdicts += self._local_version(req, entry, text if editable else None)
         if req.url:
             verdicts += self.review_url(req.url)
-        return verdicts
+        return verdicts + self.review_extras(req.name, sorted(req.extras))
+
+    def review_extras(self, owner: str, extras: Iterable[str]) -> list[Verdict]:
+        """Verdicts on extras named like a distribution the table does not keep:
+        `.[bitsandbytes]` or `accelerate[deepspeed]` install it along with `owner`."""
+        rule = self.rules.get("extra")
+        if rule is None:
+            return []
+        out = []
+        for extra in extras:
+            entry = self.table.by_distribution(extra.strip())
+            if entry is None or entry.action == "keep":
+                continue
+            target = f" ({entry.replacement} on this target)" if entry.replacement else ""
+            message = f"{owner}[{extra.strip()}]: the extra installs {entry.name}{target}: {entry.reason}"
+            out.append(Verdict(rule, rule.severity, message, entry.suggestion or rule.suggestion,
+                               subject=f"{owner}[{extra.strip()}]"))
+        return out
 
     def review_wheel(self, location: str) -> list[Verdict]:
         """Verdicts on a wheel file named by a path or URL (never editable in place)."""
@@ -102,14 +133,28 @@ class RequirementPolicy:
 
     def review_url(self, url: str) -> list[Verdict]:
         """A finding when `url` is a CUDA wheel index or a CUDA wheel's address."""
-        rule = self.rules.get("index-url")
-        if rule is None or not any(re.search(p, url) for p in rule.params.get("url_patterns", [])):
+        if not self.is_cuda_index(url):
             return []
+        rule = self.rules["index-url"]
         return [Verdict(rule, rule.severity, f"CUDA wheel index or wheel: {url}", rule.suggestion, subject=url)]
 
-    def _table_verdicts(self, name: str, entry: PackageEntry | None, text: str | None) -> list[Verdict]:
+    def _vendor_build(self, name: str, entry: PackageEntry, cuda_pin: bool) -> list[Verdict]:
+        """The distribution must be the target's build: an error when this line pins a CUDA one."""
+        rule = self.rules["vendor-build"]
+        message = f"{name}: {entry.reason}"
+        severity = rule.severity
+        if cuda_pin or self.cuda_index:
+            severity = "error"
+            how = "a +cuXXX pin" if cuda_pin else "from a CUDA wheel index, or with pytorch-cuda"
+            message += f" This line installs the CUDA build ({how})."
+        return [Verdict(rule, severity, message, entry.suggestion or rule.suggestion, subject=name)]
+
+    def _table_verdicts(self, name: str, entry: PackageEntry | None, text: str | None,
+                        specifier: Iterable = (), cuda_pin: bool = False) -> list[Verdict]:
         if entry is None:
             return []
+        if entry.vendor_build and "vendor-build" in self.rules:
+            return self._vendor_build(name, entry, cuda_pin)
         on = "note" if entry.action == "keep" else entry.action
         rule = self.rules.get(on)
         if rule is None or (on == "note" and not entry.suggestion):
@@ -120,8 +165,11 @@ class RequirementPolicy:
             match = _NAME.match(text) if text is not None else None
             span = match.span(1) if match else None
             message = f"{name} -> {entry.replacement}: {entry.reason}"
-            if span:
-                message += f" Version pins are kept: check that {entry.replacement} has them."
+            pins = ",".join(str(s) for s in specifier)
+            if pins:
+                # A pin carried to another distribution names the vendor's release, not upstream's.
+                message += (f" The pin {pins} is carried over: {entry.replacement} follows the vendor's releases,"
+                            f" so check that {entry.replacement}{pins} exists and matches the rest of the vendor's stack.")
             new = entry.replacement if span else None
             return [Verdict(rule, entry.severity, message, entry.suggestion, span, new, subject=name)]
         return [Verdict(rule, entry.severity, f"{name}: {entry.reason}", entry.suggestion, subject=name)]

@@ -1,0 +1,150 @@
+"""The project's own pins, read once per run, and the rules they make moot.
+
+A rule may say `unless_pinned = "transformers>=5.4.0"`: it is off for a project whose own
+requirements guarantee that release, and on wherever they admit an older one or do not name
+the distribution (nothing is known then). The requirements are those at the root of the tree:
+requirements.txt, `[project] dependencies` of pyproject.toml, `install_requires` of setup.cfg
+and of setup.py (string literals, or a module-level list passed there). Only lower bounds
+decide (`>=`, `>`, `==`, `~=`, `===`), and every place that names the distribution must
+guarantee it: pip may install from any of them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from porter.rules import ActiveRules
+
+_CONDITION = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*>=\s*([0-9][0-9A-Za-z.+!-]*)\s*")
+# A PEP 508 string: its name, extras, and the version specifiers up to a marker or URL.
+_REQUIREMENT = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*\(?([^;@()]*)")
+_SEPARATORS = re.compile(r"[-_.]+")
+_MAX_BYTES = 1 << 20  # a pin file larger than this is not one
+
+
+@dataclass(frozen=True)
+class ProjectPins:
+    """The project's requirements: (canonical distribution name, specifier as written)."""
+
+    requirements: tuple[tuple[str, str], ...] = ()
+
+    def guarantees(self, condition: str) -> bool:
+        """Whether every place that names the distribution admits only releases >= the minimum."""
+        name, minimum = parse_condition(condition)
+        specifiers = [spec for dist, spec in self.requirements if dist == canonical(name)]
+        if not specifiers:
+            return False
+        from packaging.specifiers import InvalidSpecifier
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            return all(_lower_bound(spec) >= Version(minimum) for spec in specifiers)
+        except (InvalidSpecifier, InvalidVersion):
+            return False
+
+
+def canonical(name: str) -> str:
+    """PEP 503 normalisation (without importing packaging: this runs at start-up)."""
+    return _SEPARATORS.sub("-", name).lower()
+
+
+def parse_condition(condition: str) -> tuple[str, str]:
+    """(distribution, minimum release) of an `unless_pinned` condition `name>=X`; ValueError otherwise."""
+    match = _CONDITION.fullmatch(condition)
+    if match is None:
+        raise ValueError(f"{condition!r} is not of the form 'distribution>=version'")
+    return match.group(1), match.group(2)
+
+
+def _lower_bound(specifier: str):
+    """The least release a specifier set admits, as far as its lower bounds say (0 for none)."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    floor = Version("0")
+    for spec in SpecifierSet(specifier):
+        if spec.operator in (">=", ">", "==", "~=", "==="):
+            floor = max(floor, Version(spec.version.removesuffix(".*")))
+    return floor
+
+
+def project_off(rules: ActiveRules, root: Path) -> ActiveRules:
+    """`rules` with the codes the project's pins make moot turned off (read only when a rule asks)."""
+    conditional = [r for r in rules.rules if r.params.get("unless_pinned")]
+    if not conditional:
+        return rules
+    pins = read_pins(root, {canonical(parse_condition(r.params["unless_pinned"])[0]) for r in conditional})
+    off = frozenset(r.code for r in conditional if pins.guarantees(r.params["unless_pinned"]))
+    return ActiveRules(rules.ruleset, rules.selection, rules.project_off | off) if off else rules
+
+
+def read_pins(root: Path, wanted: set[str]) -> ProjectPins:
+    """What the requirements at the root of the tree say about the `wanted` distributions
+    (canonical names); a file that names none of them is not even parsed, and unreadable or
+    broken files say nothing."""
+    spellings = {spelling for name in wanted for spelling in (name, name.replace("-", "_"), name.replace("-", "."))}
+    found: list[tuple[str, str]] = []
+    for reader, name in ((_requirements_txt, "requirements.txt"), (_pyproject, "pyproject.toml"),
+                         (_setup_cfg, "setup.cfg"), (_setup_py, "setup.py")):
+        text = _text(root / name)
+        if text is None or not any(spelling in text.lower() for spelling in spellings):
+            continue
+        try:
+            strings = reader(text)
+        except (ValueError, SyntaxError, RecursionError):  # tomllib's and configparser's errors are ValueErrors
+            continue
+        for string in strings:
+            match = _REQUIREMENT.match(string)
+            if match and canonical(match.group(1)) in wanted:
+                found.append((canonical(match.group(1)), match.group(2).strip()))
+    return ProjectPins(tuple(found))
+
+
+def _text(path: Path) -> str | None:
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > _MAX_BYTES:
+            return None
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _requirements_txt(text: str) -> list[str]:
+    lines = (re.sub(r"(^|\s)#.*", "", line).strip() for line in text.replace("\\\n", " ").splitlines())
+    return [line for line in lines if line and not line.startswith("-")]
+
+
+def _pyproject(text: str) -> list[str]:
+    dependencies = tomllib.loads(text).get("project", {}).get("dependencies", [])
+    return [d for d in dependencies if isinstance(d, str)]
+
+
+def _setup_cfg(text: str) -> list[str]:
+    import configparser  # rarely needed: not on the start-up path
+
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        raise ValueError(str(exc)) from exc
+    value = parser.get("options", "install_requires", fallback="")
+    return [line.strip() for line in value.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def _setup_py(text: str) -> list[str]:
+    tree = ast.parse(text)
+    assigned = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                for t in node.targets if isinstance(t, ast.Name)}
+    out: list[str] = []
+    for node in ast.walk(tree):
+        for keyword in getattr(node, "keywords", ()) if isinstance(node, ast.Call) else ():
+            if keyword.arg != "install_requires":
+                continue
+            value = assigned.get(keyword.value.id, keyword.value) if isinstance(keyword.value, ast.Name) else keyword.value
+            if isinstance(value, (ast.List, ast.Tuple)):
+                out += [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return out
