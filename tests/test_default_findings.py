@@ -119,3 +119,32 @@ def test_nccl_for_another_stack_is_reported_once_per_line_and_not_rewritten():
     found = check_bytes("actor.py", text.encode(), DEFAULT).findings
     assert [(f.rule, f.line, f.severity) for f in found] == [("PRT201", 2, "warning")]
     assert "kept" in found[0].message
+
+
+def test_a_folder_of_kept_kernel_modules_is_one_finding(tmp_path):
+    """Kernel modules vendored together (a third_party/triton/ folder) are one decision: one
+    finding naming the others, in check and in convert's report; a module in another folder
+    keeps its own, and the files' other findings are untouched (with their baseline hashes)."""
+    from porter.check.run import check_tree
+    from porter.convert import ConvertOptions, convert
+
+    src = tmp_path / "src"
+    (src / "third_party" / "triton").mkdir(parents=True)
+    (src / "ops").mkdir()
+    for name in ("chunk.py", "cumsum.py", "solve.py"):
+        (src / "third_party" / "triton" / name).write_text(TRITON_MODULE)
+    (src / "ops" / "gemm.py").write_text(TRITON_MODULE)
+    (src / "train.py").write_text("import torch\nx = torch.zeros(1).cuda()\n")
+
+    def kept(findings) -> list:
+        return [f for f in findings if f.subject and f.subject.startswith("module:")]
+
+    checked = check_tree(src, "mlu", jobs=1)
+    folded = {r.path: kept(r.findings) for r in checked.files if kept(r.findings)}
+    assert set(folded) == {"ops/gemm.py", "third_party/triton/chunk.py"}
+    (first,) = folded["third_party/triton/chunk.py"]
+    assert "2 other modules of third_party/triton" in first.message and "cumsum.py, solve.py" in first.message
+    assert all(len(r.findings) == len(r.line_hashes) for r in checked.files)
+    _, report, _ = convert(src, ConvertOptions(target="mlu", out=tmp_path / "out", jobs=1))
+    reported = [f for f in report["findings"] if "module kept as it is" in f["message"]]
+    assert sorted(f["path"] for f in reported) == ["ops/gemm.py", "third_party/triton/chunk.py"]

@@ -33,6 +33,11 @@ class Edit:
     replacement: str
 
 
+# The subject of the one finding a module kept whole carries (`module:triton`): the tree's run
+# folds a folder of them into one (porter/engine/folding.py).
+KEPT_MODULE = "module:"
+
+
 @dataclass(frozen=True)
 class Finding:
     """Something a rule saw. `edit` is set when the rule can fix it; then it is reported as an edit.

@@ -21,6 +21,7 @@ from porter.core.fileset import FileSelection
 from porter.core.model import FileCheck, FileResult
 from porter.core.tree import LORA_DIR, REPORT_DIR, walk
 from porter.engine.cache import ResultCache, cache_key, cached_map, content_digest
+from porter.engine.folding import fold_kept_modules
 from porter.engine.parallel import NOT_PYTHON
 from porter.engine.pipeline import check_file, convert_file
 from porter.engine.tree_index import TreeIndex
@@ -200,7 +201,8 @@ def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude
     )
     results = tree.early + _run(_convert, tree, rules, "convert", jobs, cache, keep=lambda r: r.status != "failed")
     run = RunResult(src, rules.target, rules.version, symlinks=tree.symlinks)
-    run.results = sorted((replace(r, lines=tree.lines.get(r.path, 0)) for r in results), key=lambda r: r.path)
+    run.results = fold_kept_modules(sorted((replace(r, lines=tree.lines.get(r.path, 0)) for r in results),
+                                           key=lambda r: r.path))
     return run
 
 
@@ -220,4 +222,4 @@ def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: 
         index=TreeIndex(cache.directory if cache is not None else None, src),
     )
     results = tree.early + _run(_check, tree, rules, "check", jobs, cache, keep=lambda r: r.error is None)
-    return sorted(results, key=lambda r: r.path)
+    return fold_kept_modules(sorted(results, key=lambda r: r.path))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 
 from porter.python.kinds import _guards as guards
-from porter.core.model import Edit, Finding
+from porter.core.model import KEPT_MODULE, Edit, Finding
 from porter.core.textio import line_ending
 from porter.python.context import FileContext
 from porter.rules import Rule
@@ -52,7 +52,9 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     kernel_import = guards.top_level_import(ctx, p.get("kernel_modules", []))
     if kernel_import is not None:
         node, module = kernel_import
-        extra.append(ctx.finding(rule, node, f"module kept as it is: it imports {module} at top level (a GPU kernel language or another vendor's stack), which does not run on the target", severity="warning", suggestion="Use the PyTorch fallback path of this code on the target, or port the kernels by hand."))
+        # The subject lets the tree's run fold a folder of such modules into one finding
+        # (porter/engine/folding.py).
+        extra.append(ctx.finding(rule, node, f"module kept as it is: it imports {module} at top level (a GPU kernel language or another vendor's stack), which does not run on the target", severity="warning", suggestion="Use the PyTorch fallback path of this code on the target, or port the kernels by hand.", subject=f"{KEPT_MODULE}{module}"))
         # One finding for the whole module: nothing in it is ported, so neither its would-be
         # edits nor the notes that go with them (an NVIDIA capability threshold) nor its
         # imports are listed one by one.

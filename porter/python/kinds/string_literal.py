@@ -19,7 +19,7 @@ value a launch script or config passes, which porter may not have changed).
 
 A device literal in a decorator (`@pytest.mark.runs_on(["cuda"])`) of a test that needs a
 CUDA-only stack (`keep_in_decorators_near`: a word found in that test's decorators, in the
-module's imports or in its path, such as sglang or megatron) is kept, with an `info` note:
+module's imports, its `pytest.importorskip(...)` calls or its path, such as sglang or megatron) is kept, with an `info` note:
 the test cannot run on the target whatever its marker says, and the kept marker already
 keeps it off the target.
 
@@ -204,9 +204,18 @@ def _cuda_only_test(ctx: FileContext, node: ast.AST, words: tuple[str, ...] | li
     if parent is None or not any(child is d for d in parent.decorator_list):
         return None
     texts = [ctx.text[slice(*ctx.span(d))] for d in parent.decorator_list]
-    texts += [name for name in ctx.imports.bindings.values()] + [ctx.path]
+    texts += [name for name in ctx.imports.bindings.values()] + [ctx.path] + _skipped_unless_importable(ctx)
     lowered = " ".join(texts).lower()
     return next((w for w in words if w in lowered), None)
+
+
+def _skipped_unless_importable(ctx: FileContext) -> list[str]:
+    """The modules `pytest.importorskip("bitsandbytes")` asks for: the module's tests need
+    them as surely as an import statement says so."""
+    return [call.args[0].value for call in ctx.nodes(ast.Call)
+            if isinstance(call.func, (ast.Attribute, ast.Name))
+            and getattr(call.func, "attr", getattr(call.func, "id", None)) == "importorskip"
+            and call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)]
 
 
 def _only_named(ctx: FileContext, node: ast.AST, value: str) -> bool:
