@@ -78,7 +78,8 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
                {"url_patterns": _LIST, "once_per_file": _BOOL},
                example_file="requirements.txt"),
     KindSchema("device-guard", {"checks": _LIST, "target_check": _STR, "other_devices": _LIST},
-               {"cuda_only_modules": _LIST, "cuda_only_strings": _LIST, "target_device": _STR, "kernel_modules": _LIST}),
+               {"cuda_only_modules": _LIST, "cuda_only_strings": _LIST, "target_device": _STR, "kernel_modules": _LIST,
+                "patch_modules": _LIST}),
     # `also_when_importing` + `also_when_edited_by`: a module that imports one of those libraries
     # (which import torch for it) and has an edit of one of those codes needs the module too
     # (`.mlu()` on a model transformers loaded exists only after import torch_mlu).

@@ -104,6 +104,23 @@ def is_elif(ctx: FileContext, branch: ast.If) -> bool:
     return ctx.text.startswith("elif", ctx.span(branch)[0])
 
 
+def monkey_patch(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, str] | None:
+    """The import that makes this a monkey patch built on one of `modules` (flash-attn): the
+    module imports it unconditionally and swaps one of its own functions or classes into a
+    module it imports (`transformers.models.llama.modeling_llama.LlamaAttention.forward =
+    forward`). A module that only uses such a library (its padding helpers), or that patches
+    in another library's name, is not one: it is ported, and the import reported."""
+    found = top_level_import(ctx, modules) if modules else None
+    if found is None:
+        return None
+    own = {f.name for f in ctx.tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    for assign in ctx.nodes(ast.Assign):
+        swapped_in = isinstance(assign.value, ast.Name) and assign.value.id in own
+        if swapped_in and any(isinstance(t, ast.Attribute) and ctx.imports.resolve(t.value) for t in assign.targets):
+            return found
+    return None
+
+
 def top_level_import(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, str] | None:
     """The import that makes this a kernel module, if it is one.
 
