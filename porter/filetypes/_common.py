@@ -69,6 +69,20 @@ def open_text(path: str, data: bytes, what: str, screen: re.Pattern[bytes] | Non
     return file
 
 
+def open_yaml(path: str, data: bytes, what: str, screen: re.Pattern[bytes] | None = None) -> tuple[TextFile, list] | Skipped | None:
+    """`open_text`, then the file's YAML documents: (file, documents), or `Skipped` (also for
+    YAML that does not parse: the file is copied as it is), or None (screened out)."""
+    file = open_text(path, data, what, screen)
+    if not isinstance(file, TextFile):
+        return file
+    from porter.filetypes._yamltree import YamlError, parse_yaml  # the YAML library loads only when needed
+
+    try:
+        return file, parse_yaml(file.text)
+    except YamlError as exc:
+        return Skipped(f"invalid YAML: {exc}; copied unchanged")
+
+
 def words_screen(words: set[str], before: str = "") -> re.Pattern[bytes]:
     """A bytes screen for any of `words` (each may go on: `bf16` finds `bf16_full_eval`),
     each after `before`; with no words, one that never matches (no rule is active)."""

@@ -17,7 +17,7 @@ import re
 from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
 from porter.core.textio import LineIndex
-from porter.filetypes._common import TextFile, open_text
+from porter.filetypes._common import TextFile, open_yaml
 from porter.filetypes._configtree import Mapping, Node, Scalar, Sequence, key_text, top_keys
 from porter.filetypes.requirements import index_urls, requirement_line_findings
 from porter.rules import ActiveRules
@@ -39,15 +39,12 @@ def find_conda(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | 
     policy = RequirementPolicy.build(rules.rules)
     if policy is None:
         return None
-    file = open_text(path, data, "conda environment")
-    if not isinstance(file, TextFile):
-        return file
-    from porter.filetypes._yamltree import YamlError, parse_yaml, yaml_problem  # the YAML library loads only when needed
+    opened = open_yaml(path, data, "conda environment")
+    if not isinstance(opened, tuple):
+        return opened
+    file, docs = opened
+    from porter.filetypes._yamltree import yaml_problem
 
-    try:
-        docs = parse_yaml(file.text)
-    except YamlError as exc:
-        return Skipped(f"invalid YAML: {exc}; copied unchanged")
     findings: list[Finding] = []
     for doc in docs:
         dependencies = top_keys(doc).get("dependencies")

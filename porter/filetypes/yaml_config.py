@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from porter.core.edits import Found
 from porter.core.model import Skipped
-from porter.filetypes._common import TextFile, open_text, words_screen
+from porter.filetypes._common import open_yaml, words_screen
 from porter.filetypes._config_rules import hit_message, match_tree, screen_words
 from porter.rules import ActiveRules, RuleSet
 
@@ -30,15 +30,12 @@ def _screen(rules: RuleSet) -> re.Pattern[bytes]:
 
 def find_yaml(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
     """Findings and scalar edits for one YAML file. Never raises for bad input."""
-    file = open_text(path, data, "YAML", _screen(rules.ruleset))
-    if not isinstance(file, TextFile):
-        return file
-    from porter.filetypes._yamltree import YamlError, parse_yaml, yaml_problem  # the YAML library loads only when needed
+    opened = open_yaml(path, data, "YAML", _screen(rules.ruleset))
+    if not isinstance(opened, tuple):
+        return opened
+    file, docs = opened
+    from porter.filetypes._yamltree import yaml_problem
 
-    try:
-        docs = parse_yaml(file.text)
-    except YamlError as exc:
-        return Skipped(f"invalid YAML: {exc}; copied unchanged")
     active = rules.of_kind("config-key")
     findings = []
     for doc in docs:
