@@ -259,8 +259,12 @@ def _flagged(value: str, flag: set[str]) -> bool:
 def _strategy_device(value: str, rule: Rule) -> str | None:
     """The flagged device a strategy string names (`"cuda fp16i8 *10 -> cpu fp32"`), else None."""
     devices = rule.params.get("flag_in_strategy")
+    # Asked of every string of the file: a substring test first, the split only for the few
+    # strings that name a device at all.
+    if not devices or not any(d in value for d in devices):
+        return None
     words = value.split()
-    if not devices or len(words) < 2:
+    if len(words) < 2:
         return None
     vocabulary = _vocabulary(rule.params["strategy_words"])
     if not all(vocabulary.fullmatch(w) for w in words):
@@ -280,16 +284,15 @@ def _is_device_text(node: ast.AST) -> bool:
 
 
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+    strings = sorted((n for n in ctx.nodes(ast.Constant) if type(n.value) is str), key=lambda n: (n.lineno, n.col_offset))
     for rule in rules:
         values: dict[str, str] = rule.params.get("values", {})
         prefixes: dict[str, str] = rule.params.get("prefixes", {})
         flag = set(rule.params.get("flag", ()))
         starts = tuple(prefixes)
         kept_lines: set[tuple[str, int]] = set()
-        for node in sorted(ctx.nodes(ast.Constant), key=lambda n: (n.lineno, n.col_offset)):
+        for node in strings:
             value = node.value
-            if type(value) is not str:
-                continue
             device = _strategy_device(value, rule)
             if device is not None:
                 if not _kept_context(ctx, node, rule) and not isinstance(ctx.parents.get(node), ast.JoinedStr):
