@@ -9,7 +9,6 @@ OUT is refused.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -280,4 +279,6 @@ def _remove(path: Path) -> None:
     if path.is_symlink() or path.is_file():
         path.unlink()
     elif path.is_dir():
+        import shutil  # only here: shutil loads the compression modules, a cost on every convert
+
         shutil.rmtree(path)
