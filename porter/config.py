@@ -25,16 +25,11 @@ where each value came from (`porter config` prints it).
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
+from porter.core.toml import tomllib
 from porter.rules import TARGETS
 
 CONFIG_NAMES = ("porter.toml", "pyproject.toml")

@@ -11,15 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from pathlib import Path
 
 from porter.core.files import write_beneath
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from porter.core.toml import tomllib
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the `porter` package
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import ast
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from porter.core.toml import tomllib
 from porter.rules import ActiveRules
 
 _CONDITION = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*>=\s*([0-9][0-9A-Za-z.+!-]*)\s*")

@@ -11,7 +11,6 @@ when its string is alone on its line, and reported otherwise. Other tables (`[to
 from __future__ import annotations
 
 import re
-import tomllib
 
 from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
@@ -19,6 +18,7 @@ from porter.filetypes.requirements import BrokenFile, text_found
 from porter.rules import ActiveRules
 from porter.tables.requirement_policy import RequirementPolicy, alone_on_lines, requirement_findings
 from porter.core.textio import LineIndex
+from porter.core.toml import tomllib
 
 _HEADER = re.compile(r"[ \t]*(\[\[?)[ \t]*([^\]#\n]+?)[ \t]*\]\]?[ \t]*(?:#.*)?$")
 _KEY_PART = r"""(?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*')"""

@@ -10,17 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from porter.core.datafiles import data_dir, load_toml
+from porter.core.toml import tomllib
 from porter.rules.kinds import KINDS, Field
 from porter.rules.model import APPLICABILITY, SEVERITIES, TARGETS, Example, Rule, RuleError, RuleSet
 

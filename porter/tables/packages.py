@@ -9,10 +9,8 @@ in the data fails loudly with the file and key instead of silently matching noth
 
 from __future__ import annotations
 
-import re
-
 import fnmatch
-import sys
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,13 +18,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-
 from porter.core.datafiles import data_dir, load_toml
+from porter.core.toml import tomllib
 from porter.rules.kinds import PACKAGE_ACTIONS, SEVERITIES
 
 Action = Literal["keep", "replace", "drop", "flag"]
