@@ -1,6 +1,6 @@
 """Whether an import must succeed for its module to run.
 
-Three answers, asked of the statements around one `import`:
+Four answers, asked of the statements around one `import`:
 
 - it never runs: under `if TYPE_CHECKING:` (a type checker reads it, Python does not);
 - it is optional: the module already runs without the package, because the import sits in
