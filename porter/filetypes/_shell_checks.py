@@ -18,7 +18,7 @@ from porter.filetypes._configtree import Scalar
 from porter.filetypes._shell_syntax import Script, Word, command_words, identities
 from porter.python.kinds.env_var import assigned_names, renamed_variable, rule_for_name  # the same rename table as the Python rule
 from porter.core.model import Finding
-from porter.filetypes.requirements import pip_argument_verdicts, pip_install_start
+from porter.filetypes._installs import install_verdicts
 from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
 from porter.rules import ActiveRules, Rule
 
@@ -206,25 +206,23 @@ def setup_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterato
                 break
 
 
-def _pip_install_arguments(words: list[Word]) -> list[Word] | None:
-    """The words after `pip install` (`python -m pip install`, `uv pip install`), else None."""
-    first = pip_install_start([w.value for w in words])
-    return None if first is None else words[first:]
-
-
 def pip_install_findings(file: TextFile, script: Script, rules: ActiveRules) -> Iterator[Finding]:
-    """What `pip install` lines install, reviewed like a requirements file (reported: a
-    command line is not a place porter edits packages in)."""
+    """What `pip install` and `conda install` lines install, reviewed like a requirements file
+    or a conda environment (reported: a command line is not a place porter edits packages in)."""
     policy = RequirementPolicy.build(rules.rules)
     if policy is None:
         return
     for command in script.nodes("command"):
-        arguments = _pip_install_arguments(command_words(command))
-        if not arguments:
+        words = command_words(command)
+        literal = [w for w in words if w.value is not None]  # `$PKG` is unknown here
+        reviewed = install_verdicts(policy, [w.value for w in literal])
+        if not reviewed:
             continue
-        literal = [w for w in arguments if w.value is not None]  # `$PKG` is unknown here
-        reviewed = iter(pip_argument_verdicts(policy, [w.value for w in literal]))
+        cursor = 0
         for word, verdicts in reviewed:
-            at = next(w for w in literal if w.value == word)
+            at = next((w for w in literal[cursor:] if w.value == word), None)
+            if at is None:
+                continue
+            cursor = literal.index(at) + 1
             start = script.span(at.node)[0] + len(at.quote)
             yield from requirement_findings(policy, file.path, file.index, start, start, None, verdicts)

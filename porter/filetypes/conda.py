@@ -13,6 +13,7 @@ value). A conda file is not a run config: the config rules never look at it.
 from __future__ import annotations
 
 import re
+from typing import TypeVar
 
 from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
@@ -54,18 +55,32 @@ def find_conda(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | 
 
 
 def _dependency_findings(policy: RequirementPolicy, file: TextFile, dependencies: Sequence) -> list[Finding]:
-    specs = [(item, match) for item in dependencies.items if isinstance(item, Scalar) and isinstance(item.value, str)
-             for match in [_SPEC.match(item.value)] if match]
-    if any(match.group(2).lower() in _CUDA_TORCH for _, match in specs):
-        policy = policy.from_cuda_index()  # pytorch-cuda: torchvision comes as a CUDA build too
-    reviewed = [(item, _review_conda(policy, match.group(2), match.group(3))) for item, match in specs]
-    findings = _items_findings(policy, file, reviewed, len(dependencies.items))
+    specs = [(item, item.value) for item in dependencies.items if isinstance(item, Scalar) and isinstance(item.value, str)]
+    policy = _policy_for(policy, [spec for _, spec in specs])
+    findings = _items_findings(policy, file, conda_verdicts(policy, specs), len(dependencies.items))
     for item in dependencies.items:
         if isinstance(item, Mapping):
             for key, value in item.pairs:
                 if key_text(key) == "pip" and isinstance(value, Sequence):
                     findings += _pip_findings(policy, file, value)
     return findings
+
+
+T = TypeVar("T")
+
+
+def conda_verdicts(policy: RequirementPolicy, specs: list[tuple[T, str]]) -> list[tuple[T, list[Verdict]]]:
+    """(key, verdicts) for conda package specs (`cudatoolkit=11.8`, `nvidia::cuda-nvcc`), by
+    their PyPI names; an environment file's items and `conda install` arguments alike."""
+    policy = _policy_for(policy, [spec for _, spec in specs])
+    return [(key, _review_conda(policy, match.group(2), match.group(3)))
+            for key, spec in specs for match in [_SPEC.match(spec)] if match]
+
+
+def _policy_for(policy: RequirementPolicy, specs: list[str]) -> RequirementPolicy:
+    """pytorch-cuda among the specs: torchvision comes as a CUDA build too."""
+    names = {match.group(2).lower() for spec in specs for match in [_SPEC.match(spec)] if match}
+    return policy.from_cuda_index() if names & _CUDA_TORCH else policy
 
 
 def _review_conda(policy: RequirementPolicy, name: str, rest: str) -> list[Verdict]:

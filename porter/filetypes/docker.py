@@ -24,7 +24,8 @@ from collections.abc import Callable
 
 from porter.core.edits import Found
 from porter.core.model import Edit, Finding, Skipped
-from porter.filetypes.requirements import pip_argument_verdicts, pip_install_start, text_found
+from porter.filetypes._installs import install_verdicts
+from porter.filetypes.requirements import text_found
 from porter.python.kinds.env_var import renamed_variable, rule_for_name
 from porter.rules import ActiveRules, Rule
 from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
@@ -180,7 +181,8 @@ def _env_pairs(text: str, start: int, args: str, legacy: bool = True) -> list[tu
 
 
 def _pip_installs(ctx: Context, start: int, args: str, variables: dict[str, str]) -> None:
-    """Report each requirement, wheel and index of every `pip install` in a RUN command."""
+    """Report each requirement, wheel and index of every `pip install`, and each package of
+    every `conda install`, in a RUN command."""
     try:
         lexer = shlex.shlex(args, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
@@ -196,10 +198,7 @@ def _pip_installs(ctx: Context, start: int, args: str, variables: dict[str, str]
             current.append(word)
     commands.append(current)
     for command in commands:
-        first = pip_install_start(command)
-        if first is None:
-            continue
-        for word, verdicts in pip_argument_verdicts(ctx.policy, command[first:], lambda w: expand(w, variables)):
+        for word, verdicts in install_verdicts(ctx.policy, command, lambda w: expand(w, variables)) or ():
             if verdicts:
                 ctx.requirement_verdicts(_where(ctx, start, word), verdicts)
 
