@@ -96,3 +96,29 @@ def test_every_condition_in_the_rules_parses():
                 parse_condition(rule.params["unless_pinned"])
     with pytest.raises(ValueError):
         parse_condition("transformers<5")
+
+
+def test_the_pins_decision_is_remembered_while_the_pin_files_are_unchanged(tmp_path, monkeypatch):
+    """A re-run with a cache does not read the pin files again (the packaging library is a
+    cost on every run) until one of them changes, even with its modification time set back."""
+    import os
+
+    import porter.engine.tree_index
+    import porter.filetypes.pins as pins
+
+    monkeypatch.setattr(porter.engine.tree_index, "RACY_NS", 0)
+    cache = ResultCache(tmp_path / "cache", encode_file_check, decode_file_check)
+    (tmp_path / "src").mkdir()
+    src = _tree(tmp_path / "src", {"requirements.txt": "transformers>=5.4.0\n"})
+    reads: list[Path] = []
+    real = pins.read_pins
+    monkeypatch.setattr(pins, "read_pins", lambda root, wanted: reads.append(root) or real(root, wanted))
+    assert "PRT313" not in _codes(src, cache=cache) and len(reads) == 1
+    assert "PRT313" not in _codes(src, cache=cache) and len(reads) == 1  # remembered
+    pinned = src / "requirements.txt"
+    st = pinned.stat()
+    pinned.write_text("transformers>=4.4.0\n")  # same size
+    os.utime(pinned, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert "PRT313" in _codes(src, cache=cache) and len(reads) == 2
+    (src / "setup.py").write_text('from setuptools import setup\nsetup(install_requires=["transformers>=5.4.0"])\n')
+    assert "PRT313" in _codes(src, cache=cache) and len(reads) == 3  # a new pin file is looked at too

@@ -188,7 +188,10 @@ def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude
                  max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> RunResult:
     """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache.
     Files a pipeline handles that are over `max_bytes` are skipped (copied as they are)."""
-    rules = project_off(rules, src)  # the tree's own pins, read once: rules they make moot are off
+    index = TreeIndex(cache.directory if cache is not None else None, src)
+    # The tree's own pins, read once (remembered while its pin files are unchanged): the rules
+    # they make moot are off.
+    rules = project_off(rules, src, index.remembered)
     tree = _read_tree(
         src, rules, exclude, with_lora=False,
         unreadable=_unreadable_result,
@@ -197,7 +200,7 @@ def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude
         skipped=lambda rel, why: FileResult(rel, "skipped", kind="other", reason=why),
         max_bytes=max_bytes,
         files=files,
-        index=TreeIndex(cache.directory if cache is not None else None, src),
+        index=index,
     )
     results = tree.early + _run(_convert, tree, rules, "convert", jobs, cache, keep=lambda r: r.status != "failed")
     run = RunResult(src, rules.target, rules.version, symlinks=tree.symlinks)
@@ -210,7 +213,10 @@ def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: 
                cache: ResultCache | None = None, files: FileSelection | None = None,
                max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> list[FileCheck]:
     """Check every file under `src` (and its porter_lora/). Reads only SRC; writes only the cache."""
-    rules = project_off(rules, src)  # the tree's own pins, read once: rules they make moot are off
+    index = TreeIndex(cache.directory if cache is not None else None, src)
+    # The tree's own pins, read once (remembered while its pin files are unchanged): the rules
+    # they make moot are off.
+    rules = project_off(rules, src, index.remembered)
     tree = _read_tree(
         src, rules, exclude, with_lora=True,
         unreadable=_unreadable_check,
@@ -219,7 +225,7 @@ def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: 
         skipped=lambda rel, why: FileCheck(rel, skipped=why),
         max_bytes=max_bytes,
         files=files,
-        index=TreeIndex(cache.directory if cache is not None else None, src),
+        index=index,
     )
     results = tree.early + _run(_check, tree, rules, "check", jobs, cache, keep=lambda r: r.error is None)
     return fold_kept_modules(sorted(results, key=lambda r: r.path))

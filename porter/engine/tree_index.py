@@ -22,12 +22,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from porter import __version__
 from porter.core.fileset import TreeFilter
 from porter.core.tree import Entry, signature, stat_signature
 from porter.engine.cache import code_fingerprint, read_entry, write_entry
+
+T = TypeVar("T")
 
 RACY_NS = 2_000_000_000  # 2 s: coarser than any file system's timestamp granularity porter meets
 LISTINGS_KEPT = 4
@@ -45,6 +49,7 @@ class TreeIndex:
         self.files: dict[str, list] = {}
         self.fresh: dict[str, list] = {}
         self.listings: dict[str, dict] = {}  # selection key -> listing (check's, convert's...)
+        self.memos: dict[str, dict] = {}  # what was derived from a few files (the pins' decision)
         self.changed = False  # something was walked or read (new, changed or not yet trusted)
         self.trusted_before = 0  # what was modified at or after this (ns) is looked at again
         if cache_dir is not None:
@@ -56,8 +61,9 @@ class TreeIndex:
                 return
             if isinstance(loaded, dict) and isinstance(loaded.get("files"), dict):
                 self.files = loaded["files"]
-                listings = loaded.get("listings")
+                listings, memos = loaded.get("listings"), loaded.get("memos")
                 self.listings = listings if isinstance(listings, dict) else {}
+                self.memos = memos if isinstance(memos, dict) else {}
                 self.trusted_before = written - RACY_NS
 
     def listing(self, chosen: TreeFilter, exclude: Path | None) -> list[Entry]:
@@ -85,6 +91,20 @@ class TreeIndex:
             self.changed = True
         return entries
 
+    def remembered(self, key: str, paths: list[Path], derive: Callable[[], T]) -> T:
+        """`derive()`, or what it gave before while every one of `paths` (present or absent)
+        keeps its signature. The value must be plain JSON data."""
+        stored = self.memos.get(key)
+        if (isinstance(stored, dict) and isinstance(stored.get("files"), dict) and "value" in stored
+                and set(stored["files"]) == {str(p) for p in paths}
+                and all(self._unchanged(path, sig) for path, sig in stored["files"].items())):
+            return stored["value"]
+        files = {str(p): signature(str(p)) for p in paths}  # before reading: a change meanwhile is seen next time
+        value = derive()
+        self.memos[key] = {"files": files, "value": value}
+        self.changed = True
+        return value
+
     def _unchanged(self, path: str, recorded: list[int] | None) -> bool:
         now = signature(path)
         if now != recorded:
@@ -111,7 +131,7 @@ class TreeIndex:
         if self.cache_dir is not None and (self.changed or len(self.fresh) != len(self.files)):
             # The listings of the last few selections (check's and convert's differ), newest last.
             kept = dict(list(self.listings.items())[-LISTINGS_KEPT:])
-            write_entry(self.cache_dir, self.rel, self.rel, {"files": self.fresh, "listings": kept})
+            write_entry(self.cache_dir, self.rel, self.rel, {"files": self.fresh, "listings": kept, "memos": self.memos})
 
 
 def _digest(text: str) -> str:

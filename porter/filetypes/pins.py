@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,13 +73,25 @@ def _lower_bound(specifier: str):
     return floor
 
 
-def project_off(rules: ActiveRules, root: Path) -> ActiveRules:
-    """`rules` with the codes the project's pins make moot turned off (read only when a rule asks)."""
+PIN_FILES = ("requirements.txt", "pyproject.toml", "setup.cfg", "setup.py")
+
+Remember = Callable[[str, list[Path], Callable[[], list[str]]], list[str]]
+
+
+def project_off(rules: ActiveRules, root: Path, remember: Remember | None = None) -> ActiveRules:
+    """`rules` with the codes the project's pins make moot turned off (read only when a rule
+    asks). `remember(key, files, decide)` may answer from an earlier run while the pin files
+    are unchanged (porter/engine/tree_index.py): reading them costs the packaging library."""
     conditional = [r for r in rules.rules if r.params.get("unless_pinned")]
     if not conditional:
         return rules
-    pins = read_pins(root, {canonical(parse_condition(r.params["unless_pinned"])[0]) for r in conditional})
-    off = frozenset(r.code for r in conditional if pins.guarantees(r.params["unless_pinned"]))
+
+    def decide() -> list[str]:
+        pins = read_pins(root, {canonical(parse_condition(r.params["unless_pinned"])[0]) for r in conditional})
+        return sorted(r.code for r in conditional if pins.guarantees(r.params["unless_pinned"]))
+
+    key = "pins|" + ",".join(sorted(f"{r.code}:{r.params['unless_pinned']}" for r in conditional))
+    off = frozenset(remember(key, [root / name for name in PIN_FILES], decide) if remember else decide())
     return ActiveRules(rules.ruleset, rules.selection, rules.project_off | off) if off else rules
 
 
@@ -88,8 +101,7 @@ def read_pins(root: Path, wanted: set[str]) -> ProjectPins:
     broken files say nothing."""
     spellings = {spelling for name in wanted for spelling in (name, name.replace("-", "_"), name.replace("-", "."))}
     found: list[tuple[str, str]] = []
-    for reader, name in ((_requirements_txt, "requirements.txt"), (_pyproject, "pyproject.toml"),
-                         (_setup_cfg, "setup.cfg"), (_setup_py, "setup.py")):
+    for reader, name in zip((_requirements_txt, _pyproject, _setup_cfg, _setup_py), PIN_FILES):
         text = _text(root / name)
         if text is None or not any(spelling in text.lower() for spelling in spellings):
             continue
