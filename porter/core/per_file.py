@@ -1,32 +1,42 @@
-"""Findings that are one thing to act on per file: those of a rule marked `once_per_file`
-(torchvision and torchaudio, wherever a file installs them) become one finding, at the first
-place, that says where the others are and takes the highest severity among them."""
+"""Findings that are one thing to act on per file, merged into one at the first place:
+those of a rule marked `once_per_file` (torchvision and torchaudio, wherever a file installs
+them), and the repeats of one reported name (ten `NCCL_DEBUG` lookups in one test file)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 
-from porter.core.model import Finding
+from porter.core.model import SEVERITIES, Finding
 
-_RANK = {"info": 0, "warning": 1, "error": 2}
+
+def merged_repeats(findings: list[Finding], key: Callable[[Finding], Hashable | None],
+                   describe: Callable[[Finding, list[Finding]], str]) -> list[Finding]:
+    """`findings` with the reports (findings without an edit) that share a `key` (None: on its
+    own) merged into the first by position: its message becomes `describe(first, rest)` and its
+    severity the highest of the group. The others keep their order; merged ones come last."""
+    groups: dict[Hashable, list[Finding]] = {}
+    for f in findings:
+        k = key(f) if f.edit is None else None
+        if k is not None:
+            groups.setdefault(k, []).append(f)
+    merged = {k: group for k, group in groups.items() if len(group) > 1}
+    if not merged:
+        return findings
+    out = [f for f in findings if f.edit is not None or key(f) not in merged]
+    for group in merged.values():
+        first, *rest = sorted(group, key=lambda f: (f.line, f.col))
+        severity = min((f.severity for f in group), key=SEVERITIES.index)
+        out.append(replace(first, severity=severity, message=describe(first, rest)))
+    return out
 
 
 def once_per_file(findings: list[Finding], codes: frozenset[str]) -> list[Finding]:
     """`findings` with those of `codes` (reports without an edit) merged into one per code."""
-    groups: dict[str, list[Finding]] = {}
-    for f in findings:
-        if f.rule in codes and f.edit is None:
-            groups.setdefault(f.rule, []).append(f)
-    merged = {code: _merged(group) for code, group in groups.items() if len(group) > 1}
-    if not merged:
-        return findings
-    out = [f for f in findings if f.rule not in merged or f.edit is not None]
-    return out + list(merged.values())
+    return merged_repeats(findings, lambda f: f.rule if f.rule in codes else None, _also_in_this_file)
 
 
-def _merged(group: list[Finding]) -> Finding:
-    first, *rest = sorted(group, key=lambda f: (f.line, f.col))
+def _also_in_this_file(first: Finding, rest: list[Finding]) -> str:
     places = ", ".join(f"{f.subject or f.rule} (line {f.line})" for f in rest)
-    severity = max((f.severity for f in group), key=_RANK.__getitem__)
     message = first.message if first.message.endswith(".") else f"{first.message}."
-    return replace(first, severity=severity, message=f"{message} Also in this file: {places}.")
+    return f"{message} Also in this file: {places}."

@@ -31,9 +31,8 @@ _NO_COMMENTS = ("json", "notebook")
 def find(rel: str, data: bytes, kind: str, rules: ActiveRules) -> Found | Skipped | None:
     found = file_type(kind).find(rel, data, rules)
     if isinstance(found, Found):
-        once = frozenset(r.code for r in rules.rules if r.params.get("once_per_file"))
-        if once:
-            found.findings = once_per_file(found.findings, once)
+        if rules.once_per_file:
+            found.findings = once_per_file(found.findings, rules.once_per_file)
     if found is None and kind not in _NO_COMMENTS and rules.of_kind(SUPPRESSION_KIND) and b"porter" in data.lower():
         # Screened out (nothing for the rules): only its suppression comments are left to check.
         return Found(data.decode("utf-8", "replace"), [], str.encode, "python" if kind == "python" else "hash")
@@ -46,10 +45,9 @@ def suppression_findings(rel: str, found: Found, rules: ActiveRules) -> list[Fin
     by_problem = {r.params["on"]: r for r in rules.of_kind(SUPPRESSION_KIND)}
     if not by_problem:
         return []
-    active = {r.code for r in rules.rules}
     out = []
     for p in suppression_problems(found.text, found.comments, known_codes() | {r.code for r in rules.ruleset.rules},
-                                  active, found.used):
+                                  rules.codes, found.used):
         rule = by_problem.get(p.kind)
         if rule is not None:
             out.append(Finding(rule.code, rule.severity, rel, p.line, p.col, p.message, rule.suggestion))

@@ -103,6 +103,15 @@ class ActiveRules:
             out.setdefault(rule.kind, []).append(rule)
         return out
 
+    @cached_property
+    def codes(self) -> frozenset[str]:
+        return frozenset(r.code for r in self.rules)
+
+    @cached_property
+    def once_per_file(self) -> frozenset[str]:
+        """Codes whose findings in one file are one thing to act on (a rule's `once_per_file`)."""
+        return frozenset(r.code for r in self.rules if r.params.get("once_per_file"))
+
     def of_kind(self, kind: str) -> list[Rule]:
         """The active rules of one kind (in code order)."""
         return self._by_kind.get(kind, [])

@@ -17,11 +17,11 @@ import ast
 import fnmatch
 import re
 from collections.abc import Iterable
-from dataclasses import replace
 from functools import lru_cache
 
 from porter.python.kinds.literal_text import literal_body
 from porter.core.model import Finding
+from porter.core.per_file import merged_repeats
 from porter.python.context import FileContext
 from porter.rules import Rule
 
@@ -71,17 +71,10 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     """Every rename is an edit; a variable that is only reported (no counterpart) is one
     finding per file, at its first mention, with the count: ten `NCCL_DEBUG` lookups in one
     test file are one thing to act on."""
-    reported: dict[tuple[str, str], list[Finding]] = {}
-    for finding in _mentions(ctx, rules):
-        if finding.edit is not None:
-            yield finding
-        else:
-            reported.setdefault((finding.rule, finding.subject or ""), []).append(finding)
-    for same in reported.values():
-        same.sort(key=lambda f: (f.line, f.col))
-        more = len(same) - 1
-        also = f" ({more} more mention{'s' if more > 1 else ''} in this file)" if more else ""
-        yield replace(same[0], message=same[0].message + also)
+    def more_mentions(first: Finding, rest: list[Finding]) -> str:
+        return f"{first.message} ({len(rest)} more mention{'s' if len(rest) > 1 else ''} in this file)"
+
+    return merged_repeats(list(_mentions(ctx, rules)), lambda f: (f.rule, f.subject or ""), more_mentions)
 
 
 def _mentions(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
