@@ -196,6 +196,7 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     from porter.engine.cache import ResultCache
     from porter.lora import render_lora
     from porter.engine.output import write_in_place
+    from porter.engine.parallel import side_by_side
     from porter.reports.json_report import build_report
     from porter.reports.write import write_reports
     from porter.engine.runner import convert_tree
@@ -227,8 +228,11 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
         _mark_not_written(run, failures)
     run.results += problems
     report = build_report(run, rules, out)
-    write_reports(report, patch_bytes(run), place.root, place.rel, opts.cache_dir)
-    render_lora(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir, root=place.root)
+    # The reports and the LoRA entry point share nothing: each is written by its own process.
+    side_by_side([
+        lambda: write_reports(report, patch_bytes(run), place.root, place.rel, opts.cache_dir),
+        lambda: render_lora(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir, root=place.root),
+    ], opts.jobs)
     from porter.core.files import remove_stale_temporaries_in
 
     for folder in (place.report_dir, place.lora_dir):  # what a killed run's writer left there

@@ -30,7 +30,7 @@ BROKEN = [
     pytest.param("ds_z3_config.json", b'{"zero_optimization": {"stage": 3},\n "bf16": {"enabled": tr', "invalid JSON", id="truncated-json"),
     pytest.param("run.sh", b"\x7fELF\x02\x01\x01\0\0\0CUDA_VISIBLE_DEVICES", "binary", id="binary-sh"),
     pytest.param("run.sh", b"export CUDA_VISIBLE_DEVICES=0\necho \xff\xfe\n", "not UTF-8", id="undecodable-sh"),
-    pytest.param("train.yaml", b"model_name_or_path: caf\xe9\nbf16: true\n", "not UTF-8", id="undecodable-yaml"),
+    pytest.param("train.yaml", b"model_name_or_path: caf\xe9\nddp_backend: nccl\n", "not UTF-8", id="undecodable-yaml"),
     pytest.param("run.sh", b"if [ -n x ]; then\n  CUDA_VISIBLE_DEVICES=0 python a.py\n", "does not parse", id="unterminated-if"),
     pytest.param("demo.ipynb", b'{"cells": [{"cell_type": "code", "source": ["x.cuda()"', "invalid JSON", id="truncated-notebook"),
     pytest.param("demo.ipynb", b'{"worksheets": [], "nbformat": 3}', "nbformat 4", id="nbformat-3"),
@@ -53,7 +53,7 @@ def test_files_without_a_config_key_are_not_decoded(name):
     plain = '{"text": "caf\u00e9 au lait"}'.encode("latin-1") if name.endswith(".json") else "text: caf\u00e9\n".encode("latin-1")
     _, result = _run(name, plain)
     assert result.status == "unchanged" and not result.findings
-    keyed = plain.replace(b"text", b"bf16")
+    keyed = plain.replace(b"text", b"ddp_backend")
     _, result = _run(name, keyed)
     assert result.status == "skipped" and "not UTF-8" in result.reason
 

@@ -148,3 +148,17 @@ def test_a_folder_of_kept_kernel_modules_is_one_finding(tmp_path):
     _, report, _ = convert(src, ConvertOptions(target="mlu", out=tmp_path / "out", jobs=1))
     reported = [f for f in report["findings"] if "module kept as it is" in f["message"]]
     assert sorted(f["path"] for f in reported) == ["ops/gemm.py", "third_party/triton/chunk.py"]
+
+
+def test_an_info_rule_nobody_would_see_does_not_run():
+    """bf16 in a training config is a note (PRT515, info, nothing to edit): by default the run
+    does not apply the rule, so the config is not even parsed for it; named, it runs."""
+    config = b"model_name_or_path: my-model\nstage: sft\nbf16: true\n"
+    assert "PRT515" not in DEFAULT.codes and "PRT515" in EVERYTHING.codes
+    named = ActiveRules(load_rules("mlu"), Selection(None, (), extend=("PRT515",)))
+    assert "PRT515" in named.codes
+    assert check_bytes("train.yaml", config, DEFAULT).findings == ()
+    assert [f.rule for f in check_bytes("train.yaml", config, named).findings] == ["PRT515"]
+    # An info rule of a kind whose findings may be raised to a warning still runs (PRT107's
+    # import is an edit; the string-literal kind warns for some strings).
+    assert "PRT107" in DEFAULT.codes

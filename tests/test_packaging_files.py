@@ -16,7 +16,7 @@ import pytest
 from porter.engine.pipeline import convert_bytes
 from porter.engine.registry import type_for
 from porter.python.kinds import PYTHON_KINDS, requirement_string
-from porter.python.analyze import screen_pattern
+from porter.python.analyze import word_screen
 from porter.tables.requirement_policy import OUTCOMES, RequirementPolicy
 from porter.rules import ActiveRules, load_rules
 
@@ -25,9 +25,9 @@ from porter.rules import ActiveRules, load_rules
 def setup_py_kind(monkeypatch):
     """The requirement-string kind in the Python engine (until porter/kinds lists it)."""
     monkeypatch.setitem(PYTHON_KINDS, requirement_string.NAME, requirement_string)
-    screen_pattern.cache_clear()
+    word_screen.cache_clear()
     yield
-    screen_pattern.cache_clear()
+    word_screen.cache_clear()
 
 
 def convert(rel: str, data: bytes, target: str = "mlu"):

@@ -122,3 +122,25 @@ def test_the_pins_decision_is_remembered_while_the_pin_files_are_unchanged(tmp_p
     assert "PRT313" in _codes(src, cache=cache) and len(reads) == 2
     (src / "setup.py").write_text('from setuptools import setup\nsetup(install_requires=["transformers>=5.4.0"])\n')
     assert "PRT313" in _codes(src, cache=cache) and len(reads) == 3  # a new pin file is looked at too
+
+
+def test_plain_pins_are_compared_as_packaging_compares_them():
+    """Plain numeric pins are decided without the packaging library, with its answers."""
+    from packaging.version import Version
+
+    from porter.filetypes.pins import ProjectPins, _lower_bound, _plain_lower_bound
+
+    specifiers = [">=4.55.0,<=5.8.0,!=4.57.0", ">=5.4", ">=5.4.0.0", "==5.4.*", ">5.3.9", "~=5.4.1", "===5.4.0",
+                  "<=6.0", "", ">= 5.10 , != 5.11", "==5.4.0rc1", ">=5.4.0.post1", "!=5.*,>=5.4", ">=5.4.*", "latest"]
+    for spec in specifiers:
+        plain = _plain_lower_bound(spec)
+        if plain is not None:
+            assert Version(".".join(map(str, plain)) or "0") == _lower_bound(spec), spec
+        for minimum in ("5.4.0", "5.4", "5.10", "5.4.0rc1"):
+            pins = ProjectPins((("transformers", spec),))
+            try:
+                expected = _lower_bound(spec) >= Version(minimum)
+            except Exception:
+                expected = False
+            assert pins.guarantees(f"transformers>={minimum}") == expected, (spec, minimum)
+    assert _plain_lower_bound("==5.4.0rc1") is None and _plain_lower_bound(">=5.4.*") is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from porter.core.wordregex import word_alternation
+from porter.core.wordregex import WordScreen, word_alternation
 
 WORDS = ["cuda", "cudnn", "cupy", "cupyx", "nccl", "fla", "flash_attn", "flash_attention_2", "a", "ab", "abc"]
 PREFIXES = ["NCCL_", "TORCH_NCCL_", "ab_"]
@@ -30,3 +30,26 @@ def test_whole_words_and_prefixes():
     assert rx.search("x.cuda()") and rx.search("import cupy") and rx.search("NCCL_DEBUG=1")
     assert not rx.search("use_cuda_amp = cudas + cupyx")
     assert not rx.search("MY_NCCL_X")
+
+
+def test_word_screen_finds_what_the_regex_finds():
+    """The token screen says yes wherever `\\b(?:words\\b|prefixes)|inner` matches; on ASCII
+    text, exactly there."""
+    words, inner = WORDS + ["nvidia-smi"], ["_CUDA_ON"]
+    screen = WordScreen(words, PREFIXES, inner)
+    regex = re.compile(_flat(words, PREFIXES).pattern + "|" + "|".join(map(re.escape, inner)))
+    rng = random.Random(11)
+    pieces = words + PREFIXES + inner + ["x", "_", " ", ".", "-", "2", "cu", "flash", "NCCL", "abcd", "nvidia", "RWKV", "\n"]
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        assert screen.search(text) == bool(regex.search(text)), text
+
+
+def test_word_screen_on_other_text():
+    screen = WordScreen(["cuda"], ["NCCL_"], ["_CUDA_ON"])
+    assert screen.search("x.cuda()") and screen.search("NCCL_DEBUG=1") and screen.search("RWKV_CUDA_ON = 1")
+    assert not screen.search("use_cuda_amp = cudas") and not screen.search("MY_NCCL_X")
+    # Outside ASCII a word splits: the screen may say yes where the regex would not (a closer
+    # look follows), never no where it would.
+    assert screen.search("écuda = 1") and screen.search("x = 'cuda'  # café")
+    assert not WordScreen([]).search("cuda")

@@ -38,3 +38,40 @@ def _emit(node: dict) -> str:
         else:
             alternatives.append(re.escape(key) + _emit(child))
     return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+
+
+# Bytes of a word (ASCII letters, digits, `_`) kept, every other byte a space: `split()` then
+# gives a text's words at C speed.
+_WORD_BYTES = bytes(c if (chr(c).isascii() and chr(c).isalnum()) or c == ord("_") else 32 for c in range(256))
+
+
+def _is_word(text: str) -> bool:
+    return bool(text) and text.isascii() and (text.replace("_", "").isalnum() or set(text) == {"_"})
+
+
+class WordScreen:
+    """Whether a text holds any of `words` as a whole word, any of `prefixes` at the start of a
+    word, or any of `inner` anywhere: what `\\b(?:words\\b|prefixes)|inner` finds, but about
+    three times as fast as that regex (the screen reads every source file of a tree).
+
+    The text's words come from one `bytes.translate` and `split()`, and a set answers whether
+    any is a screen word. A word outside ASCII letters, digits and `_` splits there, so the
+    screen may say yes where the regex says no (never the reverse): it only decides what is
+    looked at more closely. Prefixes, inner words and words with other characters (`nvidia-smi`)
+    are found by a substring test first, and confirmed with a regex."""
+
+    def __init__(self, words: Iterable[str], prefixes: Iterable[str] = (), inner: Iterable[str] = ()) -> None:
+        words, prefixes, inner = set(words) - {""}, set(prefixes) - {""}, set(inner) - {""}
+        self.whole = frozenset(w.encode() for w in words if _is_word(w))
+        self.others: list[tuple[str, re.Pattern[str]]] = []
+        for word in sorted(words - {w for w in words if _is_word(w)}):
+            self.others.append((word, re.compile(r"\b" + re.escape(word) + r"\b")))
+        for word in sorted(prefixes):
+            self.others.append((word, re.compile(r"\b" + re.escape(word))))
+        for word in sorted(inner):
+            self.others.append((word, re.compile(re.escape(word))))
+
+    def search(self, text: str) -> bool:
+        if self.whole and not self.whole.isdisjoint(text.encode("utf-8", "replace").translate(_WORD_BYTES).split()):
+            return True
+        return any(needle in text and pattern.search(text) is not None for needle, pattern in self.others)

@@ -129,6 +129,22 @@ class ForkedMap:
         return [results[i] if i in results else self.work(self.tasks[i]) for i in range(len(self.tasks))]
 
 
+def side_by_side(steps: Sequence[Callable[[], object]], jobs: int | None = None) -> None:
+    """Run independent steps (each writes its own files), one per process where the OS can
+    fork and `jobs` allows. What a step raises is raised here: a step that failed in a worker
+    runs again in this process."""
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(steps) < 2 or not hasattr(os, "fork"):
+        for step in steps:
+            step()
+        return
+    ForkedMap(_call, steps, min(jobs, len(steps))).finish()
+
+
+def _call(step: Callable[[], object]) -> None:
+    step()
+
+
 def _plan(tasks: Sequence[T], size: Callable[[T], int], bundle: Callable[[T], str | None]) -> list[list[int]]:
     """Groups of task numbers in the order they are handed out: the bundles, then every
     other task on its own, biggest first; at most _MAX_TOKENS groups, so all tokens fit

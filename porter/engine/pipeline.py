@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
+from functools import lru_cache
 
 from porter.core.edits import Found, fix
 from porter.core.model import REWRITE_PREFIX, FileCheck, FileResult, Finding, Skipped
@@ -17,7 +18,7 @@ from porter.core.per_file import once_per_file
 from porter.core.suppress import problems as suppression_problems
 from porter.engine.registry import file_type, type_for
 from porter.engine.sources import HEAD
-from porter.rules import ActiveRules, known_codes
+from porter.rules import ActiveRules, RuleSet, known_codes
 
 SUPPRESSION_KIND = "suppression-comment"
 
@@ -39,6 +40,12 @@ def find(rel: str, data: bytes, kind: str, rules: ActiveRules) -> Found | Skippe
     return found
 
 
+@lru_cache(maxsize=None)
+def _nameable(ruleset: RuleSet) -> frozenset[str]:
+    """The codes a suppression comment may name: porter's, for any target, and the project's."""
+    return known_codes() | {r.code for r in ruleset.rules}
+
+
 def suppression_findings(rel: str, found: Found, rules: ActiveRules) -> list[Finding]:
     """Findings of the active suppression-comment rules (PRT002 invalid, PRT003 unused) for
     the comments of one file; run after the file's suppressions were applied."""
@@ -46,8 +53,7 @@ def suppression_findings(rel: str, found: Found, rules: ActiveRules) -> list[Fin
     if not by_problem:
         return []
     out = []
-    for p in suppression_problems(found.text, found.comments, known_codes() | {r.code for r in rules.ruleset.rules},
-                                  rules.codes, found.used):
+    for p in suppression_problems(found.text, found.comments, _nameable(rules.ruleset), rules.codes, found.used):
         rule = by_problem.get(p.kind)
         if rule is not None:
             out.append(Finding(rule.code, rule.severity, rel, p.line, p.col, p.message, rule.suggestion))

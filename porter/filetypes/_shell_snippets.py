@@ -17,7 +17,7 @@ from porter.filetypes._common import TextFile
 from porter.python.snippet import convert_snippet, moved
 from porter.filetypes._shell_syntax import Script, command_words
 from porter.core.model import Finding
-from porter.python.analyze import screen_pattern
+from porter.python.analyze import word_screen
 from porter.rules import ActiveRules
 
 
@@ -35,7 +35,8 @@ def _code_word(words):
 def snippet_findings(file: TextFile, script: Script, active: ActiveRules) -> Iterator[Finding]:
     """Findings and edits for the Python of every `python -c` in the script."""
     rules = active.of_kind("python-snippet")
-    screen = screen_pattern(active.ruleset)
+    # A snippet that names any of the target's words is worth a finding, whichever rules run.
+    screen = word_screen(active.ruleset)
     for command in script.nodes("command"):
         words = command_words(command)
         if not words or words[0].value is None:

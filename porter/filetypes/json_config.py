@@ -17,7 +17,7 @@ from porter.core.model import Skipped
 from porter.filetypes._common import TextFile, open_text, words_screen
 from porter.filetypes._config_rules import hit_message, match_tree, screen_words
 from porter.filetypes._jsontree import JsonError, json_problem, parse_json
-from porter.rules import ActiveRules, RuleSet
+from porter.rules import ActiveRules
 
 KIND = "json"
 
@@ -26,13 +26,13 @@ KIND = "json"
 
 
 @lru_cache(maxsize=None)
-def _screen(rules: RuleSet) -> re.Pattern[bytes]:
+def _screen(rules: ActiveRules) -> re.Pattern[bytes]:
     return words_screen(screen_words(rules.of_kind("config-key")), before='"')
 
 
 def find_json(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
     """Findings and value edits for one JSON file. Never raises for bad input."""
-    file = open_text(path, data, "JSON", _screen(rules.ruleset))
+    file = open_text(path, data, "JSON", _screen(rules))
     if not isinstance(file, TextFile):
         return file
     try:

@@ -39,6 +39,12 @@ class ProjectPins:
         specifiers = [spec for dist, spec in self.requirements if dist == canonical(name)]
         if not specifiers:
             return False
+        # Plain numeric releases (`>=4.55.0,<=5.8.0,!=4.57.0`, nearly every pin) are compared
+        # here; anything else is PEP 440's business: the packaging library (~10 ms to load).
+        plain = [_plain_lower_bound(spec) for spec in specifiers]
+        least = _plain_release(minimum)
+        if least is not None and None not in plain:
+            return all(floor >= least for floor in plain)  # type: ignore[operator]
         from packaging.specifiers import InvalidSpecifier
         from packaging.version import InvalidVersion, Version
 
@@ -59,6 +65,33 @@ def parse_condition(condition: str) -> tuple[str, str]:
     if match is None:
         raise ValueError(f"{condition!r} is not of the form 'distribution>=version'")
     return match.group(1), match.group(2)
+
+
+_PLAIN_CLAUSE = re.compile(r"\s*(~=|===|==|!=|<=|>=|<|>)\s*([0-9]+(?:\.[0-9]+)*)(\.\*)?\s*")
+_LOWER_BOUNDS = (">=", ">", "==", "~=", "===")
+
+
+def _plain_release(version: str) -> tuple[int, ...] | None:
+    """A release of digits and dots as PEP 440 compares it (4.55 == 4.55.0); None otherwise."""
+    if not re.fullmatch(r"[0-9]+(?:\.[0-9]+)*", version):
+        return None
+    release = [int(part) for part in version.split(".")]
+    while release and release[-1] == 0:
+        release.pop()
+    return tuple(release)
+
+
+def _plain_lower_bound(specifier: str) -> tuple[int, ...] | None:
+    """`_lower_bound` of a specifier set whose clauses all name plain releases; None for any
+    other (a pre-release, a local version, a malformed clause)."""
+    floor: tuple[int, ...] = ()
+    for clause in specifier.split(",") if specifier.strip() else ():
+        match = _PLAIN_CLAUSE.fullmatch(clause)
+        if match is None or (match.group(3) and match.group(1) not in ("==", "!=")):
+            return None
+        if match.group(1) in _LOWER_BOUNDS:
+            floor = max(floor, _plain_release(match.group(2)) or ())
+    return floor
 
 
 def _lower_bound(specifier: str):

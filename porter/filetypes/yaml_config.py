@@ -15,7 +15,7 @@ from porter.core.edits import Found
 from porter.core.model import Skipped
 from porter.filetypes._common import open_yaml, words_screen
 from porter.filetypes._config_rules import hit_message, match_tree, screen_words
-from porter.rules import ActiveRules, RuleSet
+from porter.rules import ActiveRules
 
 KIND = "yaml"
 
@@ -24,13 +24,13 @@ KIND = "yaml"
 
 
 @lru_cache(maxsize=None)
-def _screen(rules: RuleSet) -> re.Pattern[bytes]:
+def _screen(rules: ActiveRules) -> re.Pattern[bytes]:
     return words_screen(screen_words(rules.of_kind("config-key")))
 
 
 def find_yaml(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
     """Findings and scalar edits for one YAML file. Never raises for bad input."""
-    opened = open_yaml(path, data, "YAML", _screen(rules.ruleset))
+    opened = open_yaml(path, data, "YAML", _screen(rules))
     if not isinstance(opened, tuple):
         return opened
     file, docs = opened

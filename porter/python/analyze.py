@@ -10,7 +10,6 @@ suppressed edit neither happens nor brings in `import torch_mlu`.
 from __future__ import annotations
 
 import ast
-import re
 import warnings
 from dataclasses import replace
 from functools import lru_cache
@@ -19,7 +18,7 @@ from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
 from porter.core.suppress import split_suppressed, suppressions
 from porter.core.textio import decode_python, encode_python
-from porter.core.wordregex import word_alternation
+from porter.core.wordregex import WordScreen
 from porter.python.context import FileContext
 from porter.python.kinds import PYTHON_KINDS
 from porter.python.opscan import KIND as OP_KIND, api_uses, check as op_check
@@ -29,8 +28,9 @@ from porter.tables.optables import load_api_table
 
 
 @lru_cache(maxsize=None)
-def screen_pattern(rules: RuleSet) -> re.Pattern[str]:
-    """A regex that matches every file any Python rule could fire on (and some more)."""
+def word_screen(rules: ActiveRules | RuleSet) -> WordScreen:
+    """A screen that finds a word in every file any of the run's Python rules (or any rule of
+    a rule set) could fire on, and some more; none in any file when no rule has a word."""
     words: set[str] = set()
     for kind_name, module in PYTHON_KINDS.items():
         kind_rules = rules.of_kind(kind_name)
@@ -43,11 +43,9 @@ def screen_pattern(rules: RuleSet) -> re.Pattern[str]:
     words.discard("")
     # Whole words (`cuda` but not `use_cuda_amp`); a word ending in "_" is a prefix (`NCCL_`);
     # one starting with "*" is found anywhere, inside a longer name (`*_CUDA_ON` in RWKV_CUDA_ON).
-    inner = sorted(re.escape(w.lstrip("*")) for w in words if w.startswith("*") and w.strip("*"))
+    inner = [w.lstrip("*") for w in words if w.startswith("*")]
     words = {w for w in words if not w.startswith("*")}
-    whole = [w for w in words if not w.endswith("_")]
-    pattern = r"\b(?:" + word_alternation(whole, prefixes=[w for w in words if w.endswith("_")]) + ")"
-    return re.compile(pattern + "".join("|" + w for w in inner))
+    return WordScreen([w for w in words if not w.endswith("_")], [w for w in words if w.endswith("_")], inner)
 
 
 def rule_findings(ctx: FileContext, rules: ActiveRules, suppressed: dict[int, frozenset[str]],
@@ -83,7 +81,7 @@ def find_python(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped |
         return Skipped(f"cannot decode: {exc}")
     text = decoded.text
     op_rules = rules.of_kind(OP_KIND)
-    rule_words = screen_pattern(rules.ruleset).search(text) is not None
+    rule_words = word_screen(rules).search(text)
     ops = bool(op_rules) and "torch" in text
     if not rule_words and not ops:
         return None

@@ -15,7 +15,7 @@ from porter.core.edits import Found, fix
 from porter.core.model import Edit, Finding
 from porter.core.suppress import suppressions
 from porter.core.textio import LineIndex
-from porter.python.analyze import parse, parse_problem, rule_findings, screen_pattern
+from porter.python.analyze import parse, parse_problem, rule_findings, word_screen
 from porter.python.context import FileContext
 from porter.rules import ActiveRules, Rule
 
@@ -63,7 +63,7 @@ def _place_imports(text: str, tree: ast.Module, findings: list[Finding], inserte
 
 def convert_snippet(path: str, text: str, rules: ActiveRules) -> Snippet | None:
     """Run the Python rules over `text`. None when it is not Python 3 (or the edits would break it)."""
-    if not screen_pattern(rules.ruleset).search(text):
+    if not word_screen(rules).search(text):
         return Snippet((), (), None)
     try:
         tree = parse(text, path)

@@ -47,6 +47,10 @@ class KindSchema:
     # The file a rule example of this kind runs in, unless the example names one.
     example_file: str = "train.py"
     in_toml: bool = True  # False: rules of this kind come from elsewhere (a codemod class)
+    # Every finding of a rule of this kind has the rule's own severity, and only a rule with a
+    # `replace` edits: an `info` rule without one cannot show anything unless it is selected by
+    # name, so a run does not apply it (ActiveRules.rules).
+    fixed_severity: bool = False
 
     def field(self, key: str) -> Field | None:
         return self.required.get(key) or self.optional.get(key)
@@ -89,7 +93,8 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     # `own`: the words that name the target itself (a file already ported, kept all the same).
     KindSchema("vendor-path", {"words": _LIST}, {"own": _LIST}, example_file=""),  # examples are paths in a tree
     KindSchema("config-key", {"keys": _LIST, "configs": _f(list, choices=CONFIG_TYPES)},
-               {"values": _LIST, "replace": _DICT, "blocked_by": _DICT, "cli": _BOOL}, example_file="train_args.yaml"),
+               {"values": _LIST, "replace": _DICT, "blocked_by": _DICT, "cli": _BOOL}, example_file="train_args.yaml",
+               fixed_severity=True),
     KindSchema("python-snippet", {"interpreters": _LIST}, example_file="run.sh"),
     KindSchema("shell-env-var", {"from_rule": _f(str, rule_of_kind="env-var")}, example_file="run.sh"),
     KindSchema("shell-command", {"commands": _LIST}, {"probes": _LIST}, example_file="run.sh"),

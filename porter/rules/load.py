@@ -190,6 +190,7 @@ def load_rule_files(paths: list[Path], target: str, project: bool = False) -> Ru
     return RuleSet(target, tuple(rules), digest.hexdigest()[:16])
 
 
+@lru_cache(maxsize=None)
 def known_codes() -> frozenset[str]:
     """Every code a rule of porter has, for any target (a suppression or an option may name a
     code of the other target: a repository can be checked for both)."""

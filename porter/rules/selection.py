@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from porter.rules.kinds import KINDS
 from porter.rules.model import Rule, RuleSet
 
 
@@ -94,7 +95,17 @@ class ActiveRules:
 
     @cached_property
     def rules(self) -> tuple[Rule, ...]:
-        return tuple(r for r in self.ruleset.rules if self.selection.wants(r) and r.code not in self.project_off)
+        return tuple(r for r in self.ruleset.rules
+                     if self.selection.wants(r) and r.code not in self.project_off and not self._unseen(r))
+
+    def _unseen(self, rule: Rule) -> bool:
+        """Whether nothing the rule finds could be shown (`shows`): an `info` rule of a kind whose
+        findings keep the rule's severity, with no edit to make, and not selected by name. Not
+        applying it saves the work (a YAML parser for every config that sets bf16); its
+        suppression comments are not judged unused, as for any rule the run does not apply."""
+        schema = KINDS.get(rule.kind)
+        return (rule.severity == "info" and schema is not None and schema.fixed_severity
+                and not rule.params.get("replace") and not self.selection.names(rule.code))
 
     @cached_property
     def _by_kind(self) -> dict[str, list[Rule]]:
