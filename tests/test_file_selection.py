@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -158,3 +159,48 @@ def test_patterns_decide_as_pathspec_does_for_every_path():
     verdicts = [patterns.verdict(p) for p in paths]
     assert verdicts == [spec.check_file(p).include for p in paths]
     assert {True, False, None} <= set(verdicts)  # the list exercises all three answers
+
+
+def test_the_screen_finds_every_path_a_pattern_matches():
+    """`screen_regex` may find more than git would, never less: for every pattern of a varied
+    list (anchors, `**`, classes, escapes, folder-only, negations) and every path, where
+    pathspec says the pattern matches, the screen finds the path."""
+    import itertools
+
+    import pathspec
+
+    from porter.core.fileset import screen_regex
+
+    lines = ["*.pyc", "!keep.pyc", "/build", "logs/", "data/**/raw", "**/tmp-*", "**/b", "out[0-9].txt",
+             "[!a]x", "docs/*.md", "\\#hash", "\\!bang", "a/**/b/", "a/**", "*.sw?", "trailing\\ ", "x/y", "/a/b/",
+             "?", "**", "*/b", "b[]]c", "te?t/**/deep", "data[", "sp ace", "a\\*b"]
+    parts = ["keep.pyc", "x.pyc", "build", "logs", "data", "raw", "tmp-1", "out3.txt", "bx", "ax", "docs", "guide.md",
+             "#hash", "!bang", "a", "b", "c.swp", "trailing ", "x", "y", "b]c", "test", "deep", "data[", "sp ace", "a*b"]
+    paths = [p for n in (1, 2, 3) for p in ("/".join(c) for c in itertools.product(parts, repeat=n))]
+    paths += [p + "/" for p in paths[:2000]]
+    matching = 0
+    for line in lines:
+        pattern = pathspec.GitIgnoreSpec.from_lines([line]).patterns[0]
+        if pattern.include is None:
+            continue
+        anchored, body = screen_regex(line)
+        screen = re.compile(("^" if anchored else "(?:^|/)") + body + "(?:/|$)")
+        matched = [p for p in paths if pattern.match_file(p) is not None]
+        matching += bool(matched)
+        missed = [p for p in matched if not screen.search(p)]
+        assert not missed, (line, missed[:5])
+    assert matching >= len(lines) - 3  # nearly every pattern matches some path
+
+
+def test_pathspec_is_not_loaded_when_no_path_is_ignored(tmp_path):
+    """A clean checkout's walk meets no ignored path: the screen says so for each, and the
+    pattern library is never loaded."""
+    repo = make(tmp_path / "repo", {"a.py": CUDA, "sub/b.py": CUDA, ".gitignore": "*.pyc\n/build/\n**/tmp-*\n"})
+    code = ("import sys; from pathlib import Path; from porter.core.fileset import FileSelection; "
+            "from porter.engine.tree_index import TreeIndex; "
+            f"src = Path({str(repo)!r}); "
+            "print(len(list(TreeIndex(None, src).listing(FileSelection().matcher(src), None))), 'pathspec' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["3", "False"]
+    (repo / "x.pyc").write_text("")
+    assert scanned(repo) == [".gitignore", "a.py", "sub/b.py"]

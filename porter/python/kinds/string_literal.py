@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_right
+from itertools import accumulate
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -283,8 +285,40 @@ def _is_device_text(node: ast.AST) -> bool:
     return not any(isinstance(p, ast.Constant) and isinstance(p.value, str) and any(c.isspace() for c in p.value) for p in parts)
 
 
+def _triggers(rule: Rule) -> tuple[str, ...]:
+    """Texts one of which every string the rule acts on holds: a value, a flagged word, a
+    prefix, a strategy's device."""
+    p = rule.params
+    return (*p.get("values", {}), *p.get("flag", ()), *p.get("prefixes", {}), *p.get("flag_in_strategy", ()))
+
+
+@lru_cache(maxsize=None)
+def _any_trigger(triggers: frozenset[str]) -> re.Pattern[str] | None:
+    if "" in triggers:
+        return None  # every string
+    return re.compile("|".join(re.escape(t) for t in sorted(triggers, key=lambda t: (-len(t), t))))
+
+
+def _candidates(strings: list[ast.Constant], rules: list[Rule]) -> list[ast.Constant]:
+    """The strings that hold any rule's trigger. A file has thousands of strings
+    (docstrings, keys, messages) and few name a device: one search of all of them, joined,
+    finds those, instead of every rule's tests on every string."""
+    pattern = _any_trigger(frozenset(t for rule in rules for t in _triggers(rule)))
+    if pattern is None or not strings:
+        return strings
+    values = [n.value for n in strings]
+    starts = list(accumulate((len(v) + 1 for v in values[:-1]), initial=0))  # of each string in the joined text
+    out: list[ast.Constant] = []
+    for match in pattern.finditer("\0".join(values)):  # no trigger holds the separator: a match is inside one string
+        node = strings[bisect_right(starts, match.start()) - 1]
+        if not out or out[-1] is not node:
+            out.append(node)
+    return out
+
+
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
-    strings = sorted((n for n in ctx.nodes(ast.Constant) if type(n.value) is str), key=lambda n: (n.lineno, n.col_offset))
+    strings = sorted(_candidates([n for n in ctx.nodes(ast.Constant) if type(n.value) is str], rules),
+                     key=lambda n: (n.lineno, n.col_offset))
     for rule in rules:
         values: dict[str, str] = rule.params.get("values", {})
         prefixes: dict[str, str] = rule.params.get("prefixes", {})
