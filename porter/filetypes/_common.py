@@ -15,7 +15,6 @@ from porter.core.model import Finding, Skipped
 from porter.python.context import span_finding
 from porter.rules import Rule
 from porter.core.textio import LineIndex
-from porter.core.wordregex import word_alternation
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -81,11 +80,3 @@ def open_yaml(path: str, data: bytes, what: str, screen: re.Pattern[bytes] | Non
         return file, parse_yaml(file.text)
     except YamlError as exc:
         return Skipped(f"invalid YAML: {exc}; copied unchanged")
-
-
-def words_screen(words: set[str], before: str = "") -> re.Pattern[bytes]:
-    """A bytes screen for any of `words` (each may go on: `bf16` finds `bf16_full_eval`),
-    each after `before`; with no words, one that never matches (no rule is active)."""
-    if not words:
-        return re.compile(rb"(?!)")
-    return re.compile((re.escape(before) + word_alternation([], prefixes=words)).encode())

@@ -48,9 +48,23 @@ def config_type(root: Node) -> str | None:
     return None
 
 
-def screen_words(rules: Iterable[Rule]) -> set[str]:
-    """Key names whose absence from a file proves no config rule can fire in it."""
-    return {k.rsplit(".", 1)[-1].replace("*", "") for r in rules for k in r.params["keys"]} - {""}
+def key_screen(rules: Iterable[Rule], quoted: bool) -> re.Pattern[bytes]:
+    """A bytes regex that finds, in every file a config rule could fire in, one of the rules'
+    keys written as a key: the last part of its path followed by a colon, YAML's `bf16:`,
+    `'bf16' :`, `{bf16: true}`, or JSON's `"bf16":` (`quoted`). A key named inside a longer
+    one (`per_device_train_batch_size` for `device`) is not one; a glob in a key matches any
+    key characters. Never matches when no rule is active. It reads the bytes, before
+    decoding: data files named like configs are large and most hold none of these keys."""
+    parts = set()
+    for rule in rules:
+        for key in rule.params["keys"]:
+            last = key.rsplit(".", 1)[-1]
+            parts.add("".join(r"[\w.-]*" if ch == "*" else r"[\w.-]" if ch == "?" else re.escape(ch) for ch in last))
+    if not parts:
+        return re.compile(rb"(?!)")
+    keys = "|".join(sorted(parts))
+    pattern = rf'"(?:{keys})"\s*:' if quoted else rf"""(?<![\w-])(?:{keys})["']?[ \t]*:"""
+    return re.compile(pattern.encode())
 
 
 @lru_cache(maxsize=None)

@@ -14,8 +14,8 @@ from functools import lru_cache
 
 from porter.core.edits import Found
 from porter.core.model import Skipped
-from porter.filetypes._common import TextFile, open_text, words_screen
-from porter.filetypes._config_rules import hit_message, match_tree, screen_words
+from porter.filetypes._common import TextFile, open_text
+from porter.filetypes._config_rules import hit_message, key_screen, match_tree
 from porter.filetypes._jsontree import JsonError, json_problem, parse_json
 from porter.rules import ActiveRules
 
@@ -27,7 +27,7 @@ KIND = "json"
 
 @lru_cache(maxsize=None)
 def _screen(rules: ActiveRules) -> re.Pattern[bytes]:
-    return words_screen(screen_words(rules.of_kind("config-key")), before='"')
+    return key_screen(rules.of_kind("config-key"), quoted=True)
 
 
 def find_json(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:

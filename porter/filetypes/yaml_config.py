@@ -13,8 +13,8 @@ from functools import lru_cache
 
 from porter.core.edits import Found
 from porter.core.model import Skipped
-from porter.filetypes._common import open_yaml, words_screen
-from porter.filetypes._config_rules import hit_message, match_tree, screen_words
+from porter.filetypes._common import open_yaml
+from porter.filetypes._config_rules import hit_message, key_screen, match_tree
 from porter.rules import ActiveRules
 
 KIND = "yaml"
@@ -25,7 +25,7 @@ KIND = "yaml"
 
 @lru_cache(maxsize=None)
 def _screen(rules: ActiveRules) -> re.Pattern[bytes]:
-    return words_screen(screen_words(rules.of_kind("config-key")))
+    return key_screen(rules.of_kind("config-key"), quoted=False)
 
 
 def find_yaml(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
