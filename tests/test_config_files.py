@@ -234,3 +234,21 @@ def test_yaml_marks_count_characters_with_either_loader():
         marks.append([(v.start_mark.index, v.end_mark.index) for _, v in node.value])
     assert all(m == marks[0] for m in marks)
     assert text[marks[0][2][0]:marks[0][2][1]] == "fa2"
+
+
+def test_the_config_screen_looks_for_keys_written_as_keys():
+    """A rule's key counts only where it is written as a key (YAML `device:`, `'device' :`,
+    `{device: x}`, JSON `"device":`), not inside a longer key or in a value: such a file is
+    not even decoded (undecodable bytes show it)."""
+    from porter.filetypes._config_rules import key_screen
+    from porter.rules import load_rules
+
+    rules = load_rules("mlu").of_kind("config-key")
+    yaml_screen, json_screen = key_screen(rules, quoted=False), key_screen(rules, quoted=True)
+    for text in (b"device: cuda", b"  'device' : cuda", b"x: {device: cuda}", b'"device":\n  cuda', b"- ddp_backend:"):
+        assert yaml_screen.search(text), text
+    for text in (b"per_device_train_batch_size: 2", b"name: device", b"devices: [0]", b"my-device: 1"):
+        assert not yaml_screen.search(text), text
+    assert json_screen.search(b'{"device" : "cuda"}') and not json_screen.search(b'{"per_device": "device"}')
+    _, result = _run("train.yaml", b"model_name_or_path: caf\xe9\nper_device_train_batch_size: 2\n")
+    assert result.status == "unchanged" and not result.findings

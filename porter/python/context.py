@@ -16,9 +16,11 @@ from porter.python.resolve import ImportMap
 from porter.rules import Rule
 from porter.core.textio import LineIndex
 
-# Fields that never hold a node. `ctx` (Load/Store) holds shared singletons no kind needs.
+# Fields that never hold a node, or hold shared singletons no kind looks up by type or
+# parent: `ctx` (Load/Store), `op`/`ops` (Add, Not, Eq...: read from their BinOp, UnaryOp,
+# BoolOp, AugAssign or Compare).
 _LEAF_FIELDS = frozenset({"id", "ctx", "attr", "arg", "name", "module", "level", "kind", "type_comment",
-                          "conversion", "is_async", "asname", "n", "s", "simple", "tag"})
+                          "conversion", "is_async", "asname", "n", "s", "simple", "tag", "op", "ops"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
