@@ -49,12 +49,17 @@ def ratios(trees: list[Tree], results: list[dict]) -> list[dict]:
         rows = {r["command"]: figures(tree, r["runs"]) for r in results if r["tree"] == tree.name and r["runs"]}
         if "vs" not in rows:
             continue
+        runs = {r["command"]: r["runs"] for r in results if r["tree"] == tree.name and r["runs"]}
         for name, fig in rows.items():
             if name != "vs":
                 ratio = fig["median_s"] / rows["vs"]["median_s"]
                 target = TARGETS.get(name)
+                # Each round's run over the peer's run of the same round: on a machine whose
+                # speed drifts (a shared VM), a pair ran moments apart, so the drift cancels.
+                paired = sorted(a["wall_s"] / b["wall_s"] for a, b in zip(runs[name], runs["vs"]))
                 out.append({"tree": tree.name, "command": name, "ratio": ratio, "target": target,
-                            "met": None if target is None else ratio <= target})
+                            "met": None if target is None else ratio <= target,
+                            "paired_median": statistics.median(paired), "paired_min": paired[0], "paired_max": paired[-1]})
     return out
 
 
@@ -99,10 +104,12 @@ def print_report(trees: list[Tree], results: list[dict], meta: dict) -> None:
     print("          first run of each command (sampling costs CPU, so timed runs are not sampled; Linux only).")
     rat = ratios(trees, results)
     if rat:
-        print("\nratio porter / vs (medians, same tree, same run); targets from issue 14 (for LLaMA-Factory):")
+        print("\nratio porter / vs (medians, same tree, same run); targets from issue 14 (for LLaMA-Factory);")
+        print("paired: the median (min-max) of each round's porter run over that round's peer run:")
         for x in rat:
             verdict = "" if x["target"] is None else f"target <= {x['target']:.2f}: {'met' if x['met'] else 'NOT met'}"
-            print(f"  {x['tree']:<14} {x['command']:<20} {x['ratio']:6.2f}x  {verdict}")
+            paired = f"paired {x['paired_median']:5.2f}x ({x['paired_min']:.2f}-{x['paired_max']:.2f})"
+            print(f"  {x['tree']:<14} {x['command']:<20} {x['ratio']:6.2f}x  {paired}  {verdict}")
     grow = growth(trees, results)
     if grow:
         print("\ngrowth: time per line at the larger tree / at the smaller (1.0 = linear; below 1 = start-up amortised):")

@@ -23,12 +23,10 @@ from porter.core.tree import LORA_DIR, REPORT_DIR, walk
 from porter.engine.cache import ResultCache, cache_key, cached_map, content_digest
 from porter.engine.folding import fold_kept_modules
 from porter.engine.parallel import NOT_PYTHON
-from porter.engine.pipeline import check_file, convert_file
 from porter.engine.tree_index import TreeIndex
 from porter.engine.sources import MAX_FILE_MB, TooLarge, read_source
 from porter.engine.vendor_paths import KIND as VENDOR_KIND, kept_finding, vendor_word
 from porter.filetypes.pins import project_off
-from porter.core.patch import file_diff
 from porter.rules import ActiveRules
 
 R = TypeVar("R")
@@ -84,7 +82,12 @@ def _unreadable_check(rel: str, why: str) -> FileCheck:
     return FileCheck(rel, skipped=why)
 
 
+# The pipelines (and difflib) load on the first file a run computes: a re-run answered
+# from the cache needs neither (~5 ms of imports).
 def _convert(task: Task) -> FileResult:
+    from porter.core.patch import file_diff
+    from porter.engine.pipeline import convert_file
+
     try:
         data = task.bytes()
     except OSError as exc:
@@ -96,6 +99,8 @@ def _convert(task: Task) -> FileResult:
 
 
 def _check(task: Task) -> FileCheck:
+    from porter.engine.pipeline import check_file
+
     try:
         data = task.bytes()
     except OSError as exc:

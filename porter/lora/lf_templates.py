@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from porter.lora.layout import LLAMAFACTORY, LLMTUNER
@@ -77,6 +78,21 @@ def _strings(node: ast.AST) -> list[str]:
     return found
 
 
+def _statement_calls(body: list[ast.stmt]) -> Iterator[ast.Call]:
+    """The calls that are whole statements, in `body` and the blocks nested in it (an `if`,
+    a `try`): where constants.py registers its models. Not a walk of every node: the file
+    is mostly dicts of strings (~10k nodes)."""
+    for stmt in body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            yield stmt.value
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                yield from _statement_calls(inner)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _statement_calls(handler.body)
+
+
 def family_templates(tree: Path, layout: str, registered: frozenset[str]) -> dict[str, str]:
     """Lower-cased model name or hub-id basename -> template, from the tree's constants.py."""
     path = template_sources(tree, layout)[1]
@@ -85,8 +101,8 @@ def family_templates(tree: Path, layout: str, registered: frozenset[str]) -> dic
     except (OSError, SyntaxError):
         return {}
     table: dict[str, str] = {}
-    for node in ast.walk(module):
-        if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "register_model_group"):
+    for node in _statement_calls(module.body):
+        if getattr(node.func, "id", None) != "register_model_group":
             continue
         keywords = {kw.arg: kw.value for kw in node.keywords}
         template = keywords.get("template")
