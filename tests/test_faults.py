@@ -466,6 +466,14 @@ def test_unreadable_file_is_reported_failed(tmp_path, monkeypatch):
         return real(root, rel, *args)
 
     monkeypatch.setattr(runner, "read_source", read_source)
+    real_bytes = runner.Task.bytes
+
+    def task_bytes(task):  # a first run reads a file where it is converted
+        if task.rel == "pkg/a.py":
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        return real_bytes(task)
+
+    monkeypatch.setattr(runner.Task, "bytes", task_bytes)
     from porter.engine import output
 
     real_copy = output.copy_new_file

@@ -12,6 +12,7 @@ import pytest
 import porter.core.fileset
 import porter.core.tree
 import porter.engine.cache
+import porter.engine.pipeline
 import porter.engine.runner
 import porter.engine.tree_index
 from porter.check.run import check_tree
@@ -30,7 +31,8 @@ def _tree(root: Path) -> Path:
 
 
 class Counted:
-    """Counts the source files read and the walks made."""
+    """Counts the source files read (by the runner, or by a worker: a first run's files are
+    read where they are converted) and the walks made."""
 
     def __init__(self, monkeypatch) -> None:
         self.reads: list[str] = []
@@ -46,6 +48,14 @@ class Counted:
             self.walks += 1
             return real_entries(filter_, *args, **kwargs)
 
+        real_bytes = porter.engine.runner.Task.bytes
+
+        def task_bytes(task):
+            if task.data is None:
+                self.reads.append(task.rel)
+            return real_bytes(task)
+
+        monkeypatch.setattr(porter.engine.runner.Task, "bytes", task_bytes)
         monkeypatch.setattr(porter.engine.runner, "read_source", read_source)
         monkeypatch.setattr(porter.core.fileset.TreeFilter, "entries", entries)
 
@@ -160,3 +170,26 @@ def test_each_selection_keeps_its_own_listing(tmp_path, monkeypatch, trusting):
         narrowed = check_tree(src, "mlu", jobs=1, cache_dir=cache, files=FileSelection(exclude=("pkg/",)))
     assert counted.walks == 2
     assert {r.path for r in plain.files} - {r.path for r in narrowed.files} == {"pkg/model.py"}
+
+
+def test_a_first_run_reads_each_file_where_it_is_checked(tmp_path, monkeypatch, trusting):
+    """With nothing to look up (no index, no stored results), the runner does not read the
+    files the pipelines handle: each worker reads its own, and says its digest, which the
+    index and the cache keep. With stored results but no index (a cache restored for a new
+    checkout), the runner reads every file first, to find them."""
+    src, cache = _tree(tmp_path), tmp_path / "cache"
+    parent: list[str] = []
+    real_read = porter.engine.runner.read_source
+    monkeypatch.setattr(porter.engine.runner, "read_source",
+                        lambda root, rel, *args: parent.append(rel) or real_read(root, rel, *args))
+    first = _check(src, cache)
+    assert "train.py" not in parent and "pkg/model.py" not in parent
+    for index in (cache / "trees").iterdir():
+        index.unlink()
+    parent.clear()
+    computed: list[str] = []
+    real_check = porter.engine.pipeline.check_file
+    monkeypatch.setattr(porter.engine.pipeline, "check_file",
+                        lambda rel, *args: computed.append(rel) or real_check(rel, *args))
+    assert _check(src, cache) == first
+    assert {"train.py", "pkg/model.py"} <= set(parent) and computed == []  # every answer from the cache

@@ -109,6 +109,10 @@ class ResultCache:
                 break
         return found
 
+    def has_packs(self, context: str) -> bool:
+        """Whether any run stored results of `context` (this porter, command and rules)."""
+        return bool(self._packs(context))
+
     def put_many(self, context: str, results: dict[str, Any]) -> None:
         """Store one run's results as a new pack of `context`; drop the oldest packs."""
         folder = self._pack_folder(context)

@@ -14,6 +14,7 @@ import errno
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -22,9 +23,9 @@ from porter.core.model import FileCheck, FileResult
 from porter.core.tree import LORA_DIR, REPORT_DIR, walk
 from porter.engine.cache import ResultCache, cache_key, cached_map, content_digest
 from porter.engine.folding import fold_kept_modules
-from porter.engine.parallel import NOT_PYTHON
+from porter.engine.parallel import NOT_PYTHON, map_files
 from porter.engine.tree_index import TreeIndex
-from porter.engine.sources import MAX_FILE_MB, TooLarge, read_source
+from porter.engine.sources import MAX_FILE_MB, TooLarge, read_source, source_kind
 from porter.engine.vendor_paths import KIND as VENDOR_KIND, kept_finding, vendor_word
 from porter.filetypes.pins import project_off
 from porter.rules import ActiveRules
@@ -36,7 +37,8 @@ R = TypeVar("R")
 class Task:
     """One file for a worker: its path, its file type, the digest of its bytes and the bytes
     themselves, or None when the tree index vouched for the file unread (the worker reads it
-    if the result cache has no answer)."""
+    if the result cache has no answer). On a first run (nothing in the index or the cache to
+    look up) no digest is known yet ("") and the worker is the first to read the file."""
 
     root: str
     rel: str
@@ -51,7 +53,7 @@ class Task:
             return self.data
         with open(f"{self.root}/{self.rel}", "rb") as fh:
             data = fh.read()
-        if content_digest(data) != self.digest:  # its result would be stored under the old bytes' key
+        if self.digest and content_digest(data) != self.digest:  # its result would be stored under the old bytes' key
             raise OSError(errno.EAGAIN, "the file changed while porter ran; run porter again")
         return data
 
@@ -84,28 +86,51 @@ def _unreadable_check(rel: str, why: str) -> FileCheck:
 
 # The pipelines (and difflib) load on the first file a run computes: a re-run answered
 # from the cache needs neither (~5 ms of imports).
-def _convert(task: Task) -> FileResult:
+def _convert_bytes(task: Task, data: bytes) -> FileResult:
     from porter.core.patch import file_diff
     from porter.engine.pipeline import convert_file
 
-    try:
-        data = task.bytes()
-    except OSError as exc:
-        return _unreadable_result(task.rel, f"cannot read: {exc.strerror}")
     result = convert_file(task.rel, data, task.kind, _rules(task))
     # The file's part of changes.patch is made here, in the worker, while both texts are at hand.
     diff = file_diff(task.rel, data, result.new_bytes) if result.new_bytes is not None else b""
     return replace(result, diff=diff)
 
 
-def _check(task: Task) -> FileCheck:
+def _check_bytes(task: Task, data: bytes) -> FileCheck:
     from porter.engine.pipeline import check_file
 
+    return check_file(task.rel, data, task.kind, _rules(task))
+
+
+# Per command: what a worker does with a file's bytes, and its answer for a file it cannot read.
+_STEPS: dict[str, tuple[Callable[[Task, bytes], object], Callable[[str, str], object]]] = {
+    "convert": (_convert_bytes, _unreadable_result),
+    "check": (_check_bytes, _unreadable_check),
+}
+
+
+def _work(mode: str, task: Task) -> tuple[object, str, int]:
+    """(result, digest, line count) of one task; the digest and count only when this read was
+    the file's first ("" and 0 otherwise, and for a file that could not be read)."""
+    on_bytes, unreadable = _STEPS[mode]
     try:
         data = task.bytes()
     except OSError as exc:
-        return _unreadable_check(task.rel, f"cannot read: {exc.strerror}")
-    return check_file(task.rel, data, task.kind, _rules(task))
+        return unreadable(task.rel, f"cannot read: {exc.strerror}"), "", 0
+    result = on_bytes(task, data)
+    return (result, "", 0) if task.digest else (result, content_digest(data), line_count(data))
+
+
+def _convert(task: Task) -> FileResult:
+    return _work("convert", task)[0]  # type: ignore[return-value]
+
+
+def _check(task: Task) -> FileCheck:
+    return _work("check", task)[0]  # type: ignore[return-value]
+
+
+def line_count(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
 @dataclass
@@ -116,13 +141,18 @@ class _Tree:
     early: list = field(default_factory=list)
     symlinks: list[str] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)
+    # A first run's files the workers read (see Task), with what stat said of each.
+    unread: dict[str, os.stat_result] = field(default_factory=dict)
 
 
 def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: bool,
                unreadable: Callable[[str, str], object], other: Callable[[str], object | None],
                kept: Callable[[str, str, object], object], skipped: Callable[[str, str], object],
                max_bytes: int | None, files: FileSelection | None = None,
-               index: TreeIndex | None = None) -> _Tree:
+               index: TreeIndex | None = None, first_read: bool = False) -> _Tree:
+    """The tree's files as tasks, and the answers made without a worker. With `first_read`
+    (nothing in the index or the cache to look up), a file a pipeline handles is not read
+    here: its worker reads it, beside the other workers, instead of this process alone."""
     tree = _Tree()
     vendor_rules = rules.of_kind(VENDOR_KIND)
     root = str(src)
@@ -150,13 +180,17 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
             known = index.seen(rel, st)
             if known is not None:
                 data, (kind, digest, lines) = None, known
-                if kind is not None and max_bytes is not None and st.st_size > max_bytes:
-                    raise TooLarge(st.st_size, max_bytes)
+            elif first_read and (kind := source_kind(root, rel)[1]) is not None:
+                data, digest, lines = None, "", 0
+                tree.unread[rel] = st
             else:
                 data, kind = read_source(root, rel, max_bytes)
                 digest = content_digest(data) if kind is not None else ""
-                lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+                lines = line_count(data)
                 index.record(rel, st, kind, digest, lines)
+            if data is None and kind is not None and max_bytes is not None and st.st_size > max_bytes:
+                tree.unread.pop(rel, None)
+                raise TooLarge(st.st_size, max_bytes)
         except OSError as exc:
             tree.early.append(unreadable(rel, f"cannot read: {exc.strerror}"))
             continue
@@ -173,19 +207,52 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
             finding = kept_finding(rel, *vendor)
             tree.early.append(kept(rel, kind, finding if rules.shows(finding) else None))
             continue
-        tree.lines[rel] = lines
+        if rel not in tree.unread:
+            tree.lines[rel] = lines
         tree.tasks.append(Task(root, rel, data, kind, digest, st.st_size, chosen.ignores(rel)))
-    index.save()
     return tree
 
 
-def _run(work: Callable[[Task], R], tree: _Tree, rules: ActiveRules, mode: str, jobs: int | None,
-         cache: ResultCache | None, keep: Callable[[R], bool]) -> list[R]:
+def _context(mode: str, rules: ActiveRules) -> str:
+    return f"{mode}|{rules.target}|{rules.key}"  # the key names the rules the project's pins turn off
+
+
+def _key(task: Task, digest: str, context: str) -> str:
+    return cache_key(digest, task.rel, context + (f"|-{','.join(task.ignore)}" if task.ignore else ""))
+
+
+def _run(mode: str, tree: _Tree, rules: ActiveRules, jobs: int | None, cache: ResultCache | None,
+         keep: Callable[[R], bool], index: TreeIndex) -> list[R]:
+    """The tasks' results: from the cache where it has them, the rest computed in parallel
+    (and stored); a first run's workers also say each file's digest and line count, which
+    the index records. The index is saved here, once all of that is known."""
     _RULES[:] = [rules]
-    context = f"{mode}|{rules.target}|{rules.key}"  # the key names the rules the project's pins turn off
-    keys = [cache_key(t.digest, t.rel, context + (f"|-{','.join(t.ignore)}" if t.ignore else "")) for t in tree.tasks] if cache else []
-    return cached_map(work, tree.tasks, keys, lambda t: t.size, jobs, cache, context, keep=keep,
-                      bundle=lambda t: None if t.kind == "python" else NOT_PYTHON, path_of=lambda t: t.rel)
+    context = _context(mode, rules)
+    size, bundle = (lambda t: t.size), (lambda t: None if t.kind == "python" else NOT_PYTHON)
+    if tree.unread:  # a first run: every task is one (nothing was in the index)
+        answers = map_files(partial(_work, mode), tree.tasks, size, jobs, bundle)
+        results = [result for result, _, _ in answers]
+        stored = {}
+        for task, (result, digest, lines) in zip(tree.tasks, answers):
+            if digest:  # read: what the index and the cache keep of it
+                index.record(task.rel, tree.unread[task.rel], task.kind, digest, lines)
+                tree.lines[task.rel] = lines
+                if keep(result):
+                    stored[_key(task, digest, context)] = result
+        if cache is not None and stored:
+            cache.put_many(context, stored)
+    else:
+        keys = [_key(t, t.digest, context) for t in tree.tasks] if cache else []
+        results = cached_map(_convert if mode == "convert" else _check, tree.tasks, keys, size, jobs, cache, context,
+                             keep=keep, bundle=bundle, path_of=lambda t: t.rel)
+    index.save()
+    return results  # type: ignore[return-value]
+
+
+def _first_read(index: TreeIndex, cache: ResultCache | None, mode: str, rules: ActiveRules) -> bool:
+    """Nothing to look up: the index knows no file of the tree and the cache has no results
+    for this command and these rules (or there is no cache)."""
+    return index.empty and (cache is None or not cache.has_packs(_context(mode, rules)))
 
 
 def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: Path | None = None,
@@ -206,8 +273,9 @@ def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude
         max_bytes=max_bytes,
         files=files,
         index=index,
+        first_read=_first_read(index, cache, "convert", rules),
     )
-    results = tree.early + _run(_convert, tree, rules, "convert", jobs, cache, keep=lambda r: r.status != "failed")
+    results = tree.early + _run("convert", tree, rules, jobs, cache, lambda r: r.status != "failed", index)
     run = RunResult(src, rules.target, rules.version, symlinks=tree.symlinks)
     run.results = fold_kept_modules(sorted((replace(r, lines=tree.lines.get(r.path, 0)) for r in results),
                                            key=lambda r: r.path))
@@ -231,6 +299,7 @@ def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: 
         max_bytes=max_bytes,
         files=files,
         index=index,
+        first_read=_first_read(index, cache, "check", rules),
     )
-    results = tree.early + _run(_check, tree, rules, "check", jobs, cache, keep=lambda r: r.error is None)
+    results = tree.early + _run("check", tree, rules, jobs, cache, lambda r: r.error is None, index)
     return fold_kept_modules(sorted(results, key=lambda r: r.path))

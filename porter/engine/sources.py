@@ -47,6 +47,18 @@ def read_source(root: str, rel: str, max_bytes: int | None = None) -> tuple[byte
         return head + fh.read(), found.name
 
 
+def source_kind(root: str, rel: str) -> tuple[bytes, str | None]:
+    """(head, file type) of the file `rel`, reading only its head, and that only when its
+    name does not decide (a first run lets each worker read the files it converts)."""
+    if not head_matters(rel):
+        found = type_for(rel, b"")
+        return b"", found.name if found is not None else None
+    with open(f"{root}/{rel}", "rb") as fh:
+        head = fh.read(HEAD)
+    found = type_for(rel, head)
+    return head, found.name if found is not None else None
+
+
 def _check_size(fh, max_bytes: int | None) -> None:
     if max_bytes is not None:
         size = os.fstat(fh.fileno()).st_size

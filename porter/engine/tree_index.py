@@ -111,6 +111,11 @@ class TreeIndex:
             return False
         return now is None or max(now[1], now[2]) < self.trusted_before
 
+    @property
+    def empty(self) -> bool:
+        """No file of the tree is recorded (a first run, or a cache without its index)."""
+        return not self.files
+
     def seen(self, rel: str, st: os.stat_result) -> tuple[str | None, str, int] | None:
         entry = self.files.get(rel)
         sig = stat_signature(st)

@@ -57,7 +57,9 @@ def api_uses(ctx: FileContext, table: ApiTable) -> list[ApiUse]:
     receivers = Receivers(ctx)
     for call in ctx.nodes(ast.Call):
         func = call.func
-        if not isinstance(func, ast.Attribute) or ctx.imports.resolve(func.value) is not None:
+        if type(func) is not ast.Attribute or _method_entries(table, func.attr) == (None, None):
+            continue  # not a method call, or not a name the table has for tensors or modules
+        if ctx.imports.resolve(func.value) is not None:
             continue
         method = _method_use(table, receivers, func)
         if method is not None:
@@ -164,9 +166,14 @@ def _lookup(table: ApiTable, qual: str) -> ApiEntry:
     return entry
 
 
+@lru_cache(maxsize=4096)
+def _method_entries(table: ApiTable, name: str) -> tuple[ApiEntry | None, ApiEntry | None]:
+    """(tensor entry, module entry) of a method name: asked for every `x.name(...)` of a file."""
+    return table.tensor_method(name), table.module_method(name)
+
+
 def _method_use(table: ApiTable, receivers: Receivers, func: ast.Attribute) -> ApiUse | None:
-    tensor_entry = table.tensor_method(func.attr)
-    module_entry = table.module_method(func.attr)
+    tensor_entry, module_entry = _method_entries(table, func.attr)
     if tensor_entry is None and module_entry is None:
         return None
     try:
