@@ -110,3 +110,21 @@ def test_host_side_and_composite_ops_are_never_errors(api):
     (finding,) = [f for f in _findings("mlu", "a.py", source, ("PRT9",)) if f.rule == "PRT901"]
     assert finding.severity == "info"
 
+
+
+def test_a_file_that_does_not_import_torch_is_not_parsed_for_the_scan(monkeypatch):
+    """The op scan names only what resolves to torch through the file's imports: a file that
+    names torch only in strings is not parsed for it; every spelling of an import is seen."""
+    import porter.python.analyze as analyze
+    from porter.rules import ActiveRules, Selection, load_rules
+
+    ops_only = ActiveRules(load_rules("mlu"), Selection(None, ("PRT9",)))
+    parsed: list[str] = []
+    real = analyze.parse
+    monkeypatch.setattr(analyze, "parse", lambda text, path: parsed.append(path) or real(text, path))
+    assert analyze.find_python("a.py", b'parser.add_argument("--torch_dtype", help="torch dtype")\n', ops_only) is None
+    for i, source in enumerate(["import torch\n", "import os, torch.nn as nn\n", "from torch import nn\n",
+                                "def f():\n    from torch.nn import functional as F\n", "import numpy as np,torch\n",
+                                "import os; import torch\n", "from \\\n    torch import nn\n"]):
+        analyze.find_python(f"m{i}.py", source.encode(), ops_only)
+        assert parsed[-1:] == [f"m{i}.py"], source

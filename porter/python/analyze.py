@@ -10,6 +10,7 @@ suppressed edit neither happens nor brings in `import torch_mlu`.
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from dataclasses import replace
 from functools import lru_cache
@@ -25,6 +26,13 @@ from porter.python.opscan import KIND as OP_KIND, api_uses, check as op_check
 from porter.rules import ActiveRules, RuleSet
 from porter.rules.kinds import CODEMOD
 from porter.tables.optables import load_api_table
+
+
+# An import of torch (`import torch.nn as nn`, `import os, torch`, `from torch import nn`), or
+# text that looks like one. The op scan names only what resolves to `torch.` through the
+# file's own imports: a file without one (torch named in strings, help texts, `torch_dtype`)
+# has no use to find, and is not parsed for the scan.
+_TORCH_IMPORT = re.compile(r"\bimport[\s\\]+(?:[^\n;#]*?,[\s\\]*)?torch\b|\bfrom[\s\\]+torch\b")
 
 
 @lru_cache(maxsize=None)
@@ -73,7 +81,7 @@ def find_python(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped |
     """Decode, screen, parse once and run the rule kinds and the op scan on one tree.
 
     None when the file cannot produce anything (no rule word and, with op rules active,
-    no mention of torch): then it is not even parsed.
+    no import of torch): then it is not even parsed.
     """
     try:
         decoded = decode_python(data)
@@ -82,7 +90,7 @@ def find_python(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped |
     text = decoded.text
     op_rules = rules.of_kind(OP_KIND)
     rule_words = word_screen(rules).search(text)
-    ops = bool(op_rules) and "torch" in text
+    ops = bool(op_rules) and "torch" in text and _TORCH_IMPORT.search(text) is not None
     if not rule_words and not ops:
         return None
     try:
