@@ -53,3 +53,21 @@ def test_word_screen_on_other_text():
     # look follows), never no where it would.
     assert screen.search("écuda = 1") and screen.search("x = 'cuda'  # café")
     assert not WordScreen([]).search("cuda")
+
+
+def test_import_screen_finds_every_spelling_of_an_import():
+    from porter.core.wordregex import ImportScreen
+
+    screen = ImportScreen(["vllm", "torch"])
+    for text in ("import vllm", "import vllm.engine as e", "import os, vllm", "import numpy as np,torch",
+                 "from vllm import LLM", "from torch.nn import functional", "if x:\n    from \\\n  vllm import a",
+                 "x = 1; import torch"):
+        assert screen.search(text), text
+    for text in ('choices=["vllm", "sglang"]', "import vllmx", "from vllm_ext import a", "# uses vllm",
+                 "import os  # , vllm"):
+        assert not screen.search(text), text
+    assert not ImportScreen([]).search("import vllm")
+    # A package that matters only where imported: a word of the text first, then the import.
+    words = WordScreen(["cuda"], imported=["vllm"])
+    assert words.search("import vllm") and words.search("x.cuda()")
+    assert not words.search('backend = "vllm"')

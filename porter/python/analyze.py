@@ -10,7 +10,6 @@ suppressed edit neither happens nor brings in `import torch_mlu`.
 from __future__ import annotations
 
 import ast
-import re
 import warnings
 from dataclasses import replace
 from functools import lru_cache
@@ -19,7 +18,7 @@ from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
 from porter.core.suppress import split_suppressed, suppressions
 from porter.core.textio import decode_python, encode_python
-from porter.core.wordregex import WordScreen
+from porter.core.wordregex import ImportScreen, WordScreen
 from porter.python.context import FileContext
 from porter.python.kinds import PYTHON_KINDS
 from porter.python.opscan import KIND as OP_KIND, api_uses, check as op_check
@@ -32,7 +31,7 @@ from porter.tables.optables import load_api_table
 # text that looks like one. The op scan names only what resolves to `torch.` through the
 # file's own imports: a file without one (torch named in strings, help texts, `torch_dtype`)
 # has no use to find, and is not parsed for the scan.
-_TORCH_IMPORT = re.compile(r"\bimport[\s\\]+(?:[^\n;#]*?,[\s\\]*)?torch\b|\bfrom[\s\\]+torch\b")
+_TORCH_IMPORT = ImportScreen(["torch"])
 
 
 @lru_cache(maxsize=None)
@@ -40,9 +39,12 @@ def word_screen(rules: ActiveRules | RuleSet) -> WordScreen:
     """A screen that finds a word in every file any of the run's Python rules (or any rule of
     a rule set) could fire on, and some more; none in any file when no rule has a word."""
     words: set[str] = set()
+    imported: set[str] = set()  # packages a kind looks for only where they are imported
     for kind_name, module in PYTHON_KINDS.items():
         kind_rules = rules.of_kind(kind_name)
-        if kind_rules:
+        if kind_rules and hasattr(module, "screen_imports"):
+            imported |= module.screen_imports(kind_rules)
+        elif kind_rules:
             words |= module.screen_words(kind_rules)
     if rules.of_kind(CODEMOD):  # the project's codemods (libcst and difflib load only then)
         from porter.python.codemods import screen_words
@@ -53,7 +55,7 @@ def word_screen(rules: ActiveRules | RuleSet) -> WordScreen:
     # one starting with "*" is found anywhere, inside a longer name (`*_CUDA_ON` in RWKV_CUDA_ON).
     inner = [w.lstrip("*") for w in words if w.startswith("*")]
     words = {w for w in words if not w.startswith("*")}
-    return WordScreen([w for w in words if not w.endswith("_")], [w for w in words if w.endswith("_")], inner)
+    return WordScreen([w for w in words if not w.endswith("_")], [w for w in words if w.endswith("_")], inner, imported)
 
 
 def rule_findings(ctx: FileContext, rules: ActiveRules, suppressed: dict[int, frozenset[str]],
@@ -90,7 +92,7 @@ def find_python(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped |
     text = decoded.text
     op_rules = rules.of_kind(OP_KIND)
     rule_words = word_screen(rules).search(text)
-    ops = bool(op_rules) and "torch" in text and _TORCH_IMPORT.search(text) is not None
+    ops = bool(op_rules) and "torch" in text and _TORCH_IMPORT.search(text)
     if not rule_words and not ops:
         return None
     try:

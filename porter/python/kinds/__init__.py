@@ -2,7 +2,8 @@
 reports findings (with edits).
 
 A kind module defines `screen_words(rules)` (tokens whose absence proves the kind cannot fire
-in a file) and either `check(ctx, rules)` (matching, one call per file) or `finalize(ctx,
+in a file), or `screen_imports(rules)` (top-level packages whose import the kind looks for: no
+import of any, no finding), and either `check(ctx, rules)` (matching, one call per file) or `finalize(ctx,
 rules, findings)` (runs after all matching, for kinds that depend on other edits). The
 fields each kind's rules take are declared in porter/rules/kinds.py and validated there.
 """

@@ -28,11 +28,14 @@ from porter.rules import Rule
 
 
 
-def screen_words(rules: list[Rule]) -> set[str]:
+def screen_imports(rules: list[Rule]) -> set[str]:
+    """The packages the kind reports: it reads import statements only, so a file that names
+    one in a string or a help text, and imports none, is not parsed for it."""
     words: set[str] = set()
     for rule in rules:
         table = load_package_table(rule.target)
-        words |= {name for entry in table.entries.values() if entry.action in rule.params["actions"] for name in entry.import_names}
+        words |= {name.split(".", 1)[0] for entry in table.entries.values()
+                  if entry.action in rule.params["actions"] for name in entry.import_names}
     return words
 
 
