@@ -67,6 +67,11 @@ class Problem:
     message: str
 
 
+def has_markers(text: str) -> bool:
+    """Whether the text holds anything like a `# porter: ignore` comment."""
+    return _MARKER.search(text) is not None
+
+
 def problems(text: str, comments: str, known: Collection[str], active: Collection[str],
              used: Collection[tuple[int, str]]) -> list[Problem]:
     """What is wrong with the suppression comments of a file.
@@ -75,7 +80,7 @@ def problems(text: str, comments: str, known: Collection[str], active: Collectio
     (line, code) pairs a comment suppressed a finding for. A code of an inactive rule is
     not reported as unused (the run could not know).
     """
-    if comments == "none" or not _MARKER.search(text):
+    if comments == "none" or not has_markers(text):
         return []
     out: list[Problem] = []
     for line, comment in _comments(text, comments):

@@ -15,7 +15,7 @@ from functools import lru_cache
 from porter.core.edits import Found, fix
 from porter.core.model import REWRITE_PREFIX, FileCheck, FileResult, Finding, Skipped
 from porter.core.per_file import once_per_file
-from porter.core.suppress import problems as suppression_problems
+from porter.core.suppress import has_markers, problems as suppression_problems
 from porter.engine.registry import file_type, type_for
 from porter.engine.sources import HEAD
 from porter.rules import ActiveRules, RuleSet, known_codes
@@ -50,8 +50,8 @@ def suppression_findings(rel: str, found: Found, rules: ActiveRules) -> list[Fin
     """Findings of the active suppression-comment rules (PRT002 invalid, PRT003 unused) for
     the comments of one file; run after the file's suppressions were applied."""
     by_problem = {r.params["on"]: r for r in rules.of_kind(SUPPRESSION_KIND)}
-    if not by_problem:
-        return []
+    if not by_problem or not has_markers(found.text):
+        return []  # (the codes a comment may name load every target's rules: only when one is there)
     out = []
     for p in suppression_problems(found.text, found.comments, _nameable(rules.ruleset), rules.codes, found.used):
         rule = by_problem.get(p.kind)
