@@ -198,7 +198,7 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     from porter.engine.output import write_in_place
     from porter.engine.parallel import side_by_side
     from porter.reports.json_report import build_report
-    from porter.reports.write import write_reports
+    from porter.reports.write import report_steps
     from porter.engine.runner import convert_tree
     from porter.core.model import FileResult
     from porter.rules import ActiveRules, Selection, load_rules
@@ -228,11 +228,12 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
         _mark_not_written(run, failures)
     run.results += problems
     report = build_report(run, rules, out)
-    # The reports and the LoRA entry point share nothing: each is written by its own process.
-    side_by_side([
-        lambda: write_reports(report, patch_bytes(run), place.root, place.rel, opts.cache_dir),
-        lambda: render_lora(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir, root=place.root),
-    ], opts.jobs)
+    # The report pages and the LoRA entry point share nothing: each is written by the next free
+    # process; report.json, which says the report is there, comes after them.
+    report_pages, finish_report = report_steps(report, patch_bytes(run), place.root, place.rel, opts.cache_dir)
+    side_by_side([*report_pages, lambda: render_lora(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir,
+                                                     root=place.root)], opts.jobs)
+    finish_report()
     from porter.core.files import remove_stale_temporaries_in
 
     for folder in (place.report_dir, place.lora_dir):  # what a killed run's writer left there

@@ -83,7 +83,7 @@ def test_unchanged_rerun_reads_one_pack_and_writes_none(tmp_path, monkeypatch):
     warm_report, warm_files = _run(tmp_path, "warm", cache)
     assert warm_files == cold_files and warm_report == {**cold_report, "output": warm_report["output"]}
     assert [p for p in reads if "packs" in p.parts] == _packs(cache)  # the one pack, and nothing written
-    assert len(reads) == 3  # the pack, the rendered reports, the LoRA entry point
+    assert len(reads) == 4  # the pack, the two rendered report pages, the LoRA entry point
 
 
 def test_corrupt_pack_is_recomputed_never_trusted(tmp_path, monkeypatch):

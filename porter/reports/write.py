@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from porter.core.files import remove_beneath, write_beneath
@@ -30,6 +31,17 @@ def write_reports(report: dict, patch: bytes, root: Path, rel: str, cache_dir: P
     """Write the report files into `root/rel` (rel "" for `root` itself), never through a
     symbolic link below `root` (core.files.write_beneath). Each file is written whole or not
     at all; report.json, which says the report is there, is written last. Raises OSError."""
+    steps, finish = report_steps(report, patch, root, rel, cache_dir)
+    for step in steps:
+        step()
+    return finish()
+
+
+def report_steps(report: dict, patch: bytes, root: Path, rel: str,
+                 cache_dir: Path | None = None) -> tuple[list[Callable[[], None]], Callable[[], Path]]:
+    """`write_reports` in parts: changes.patch is written now (and an earlier report.json
+    removed); then report.html and report.md, independent steps that may run side by side
+    (rendering a large port's pages takes seconds); then `finish()` writes report.json."""
     def put(name: str, data: bytes) -> None:
         write_beneath(root, f"{rel}/{name}" if rel else name, data)
 
@@ -41,14 +53,20 @@ def write_reports(report: dict, patch: bytes, root: Path, rel: str, cache_dir: P
     shown = json.dumps({k: v for k, v in report.items() if k != "output"}, sort_keys=True)
     inputs = hashlib.sha256(patch).hexdigest().encode() + shown.encode()
 
-    def render() -> list[str]:
+    def html() -> None:
         from porter.reports.html import render_html  # jinja2 is loaded only when rendering
+
+        (page,) = cached_texts(cache_dir, inputs, "porter_report_html", lambda: [render_html(report, patch)])
+        put("report.html", encoded(page))
+
+    def markdown() -> None:
         from porter.reports.markdown import render_markdown
 
-        return [render_markdown(report), render_html(report, patch)]
+        (text,) = cached_texts(cache_dir, inputs, "porter_report_md", lambda: [render_markdown(report)])
+        put("report.md", encoded(text))
 
-    md, html = cached_texts(cache_dir, inputs, "porter_report", render)
-    put("report.md", encoded(md))
-    put("report.html", encoded(html))
-    put("report.json", encoded(json_text))
-    return root / rel if rel else root
+    def finish() -> Path:
+        put("report.json", encoded(json_text))
+        return root / rel if rel else root
+
+    return [html, markdown], finish
