@@ -779,6 +779,12 @@ def test_files_over_the_size_limit_are_skipped_and_copied(tmp_path):
     files = {f["path"]: f for f in _report(out / "porter_report")["files"]}
     assert files["big.py"]["status"] == "skipped" and "--max-file-size" in files["big.py"]["reason"]
     assert (out / "big.py").read_text() == big
+    # A first run (nothing to look up: the workers read the files) knows the size from stat.
+    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "first"), "--no-cache",
+                           "--max-file-size", "1")
+    assert code == 0, err
+    files = {f["path"]: f for f in _report(tmp_path / "first" / "porter_report")["files"]}
+    assert files["big.py"]["status"] == "skipped" and "--max-file-size" in files["big.py"]["reason"]
     code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(out), "--force",
                            "--max-file-size", "5")
     assert code == 0, err
