@@ -196,15 +196,28 @@ def cached_map(work: Callable[[T], R], tasks: Sequence[T], keys: Sequence[str], 
 def cached_texts(cache_dir: Path | None, inputs: bytes, label: str, render: Callable[[], list[str]]) -> list[str]:
     """`render()`: texts that are a pure function of `inputs` (report pages, LoRA files),
     or the ones it gave before for the same inputs and porter's own code."""
-    if cache_dir is None:
-        return render()
-    cache = ResultCache(cache_dir, encode=lambda texts: {"texts": texts}, decode=lambda d: d["texts"])
-    key = cache_key(content_digest(inputs), label, "render")
-    texts = cache.get(key)
-    if not (isinstance(texts, list) and all(isinstance(t, str) for t in texts)):
+    texts = stored_texts(cache_dir, inputs, label)
+    if texts is None:
         texts = render()
-        cache.put(key, texts)
+        if cache_dir is not None:
+            _text_cache(cache_dir).put(_text_key(inputs, label), texts)
     return texts
+
+
+def stored_texts(cache_dir: Path | None, inputs: bytes, label: str) -> list[str] | None:
+    """What `cached_texts` would answer without rendering; None when it would render."""
+    if cache_dir is None:
+        return None
+    texts = _text_cache(cache_dir).get(_text_key(inputs, label))
+    return texts if isinstance(texts, list) and all(isinstance(t, str) for t in texts) else None
+
+
+def _text_cache(cache_dir: Path) -> ResultCache:
+    return ResultCache(cache_dir, encode=lambda texts: {"texts": texts}, decode=lambda d: d["texts"])
+
+
+def _text_key(inputs: bytes, label: str) -> str:
+    return cache_key(content_digest(inputs), label, "render")
 
 
 def encode_finding(f: Finding) -> dict:

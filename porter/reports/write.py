@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from porter.core.files import remove_beneath, write_beneath
-from porter.engine.cache import cached_texts
+from porter.engine.cache import cached_texts, stored_texts
 from porter.reports.json_report import report_text
 
 
@@ -40,8 +41,9 @@ def write_reports(report: dict, patch: bytes, root: Path, rel: str, cache_dir: P
 def report_steps(report: dict, patch: bytes, root: Path, rel: str,
                  cache_dir: Path | None = None) -> tuple[list[Callable[[], None]], Callable[[], Path]]:
     """`write_reports` in parts: changes.patch is written now (and an earlier report.json
-    removed); then report.html and report.md, independent steps that may run side by side
-    (rendering a large port's pages takes seconds); then `finish()` writes report.json."""
+    removed), and so is each page the cache holds; the pages left to render, report.html and
+    report.md, are independent steps that may run side by side (a large port's take seconds);
+    then `finish()` writes report.json."""
     def put(name: str, data: bytes) -> None:
         write_beneath(root, f"{rel}/{name}" if rel else name, data)
 
@@ -53,20 +55,32 @@ def report_steps(report: dict, patch: bytes, root: Path, rel: str,
     shown = json.dumps({k: v for k, v in report.items() if k != "output"}, sort_keys=True)
     inputs = hashlib.sha256(patch).hexdigest().encode() + shown.encode()
 
-    def html() -> None:
+    def html() -> list[str]:
         from porter.reports.html import render_html  # jinja2 is loaded only when rendering
 
-        (page,) = cached_texts(cache_dir, inputs, "porter_report_html", lambda: [render_html(report, patch)])
-        put("report.html", encoded(page))
+        return [render_html(report, patch)]
 
-    def markdown() -> None:
+    def markdown() -> list[str]:
         from porter.reports.markdown import render_markdown
 
-        (text,) = cached_texts(cache_dir, inputs, "porter_report_md", lambda: [render_markdown(report)])
-        put("report.md", encoded(text))
+        return [render_markdown(report)]
+
+    steps = []
+    for name, label, render in (("report.html", "porter_report_html", html), ("report.md", "porter_report_md", markdown)):
+        stored = stored_texts(cache_dir, inputs, label)
+        if stored is not None:
+            put(name, encoded(stored[0]))
+        else:
+            steps.append(partial(_render_page, put, name, cache_dir, inputs, label, render))
 
     def finish() -> Path:
         put("report.json", encoded(json_text))
         return root / rel if rel else root
 
-    return [html, markdown], finish
+    return steps, finish
+
+
+def _render_page(put: Callable[[str, bytes], None], name: str, cache_dir: Path | None, inputs: bytes, label: str,
+                 render: Callable[[], list[str]]) -> None:
+    (text,) = cached_texts(cache_dir, inputs, label, render)
+    put(name, encoded(text))
