@@ -52,8 +52,9 @@ def code_fingerprint() -> str:
             dirs[:] = [d for d in dirs if d != "__pycache__"]
             for name in files:
                 if name.endswith((".py", ".j2", ".json", ".toml")):
-                    st = os.stat(os.path.join(folder, name))
-                    lines.append(f"{os.path.relpath(os.path.join(folder, name), top)}|{st.st_size}|{st.st_mtime_ns}\n")
+                    path = os.path.join(folder, name)
+                    st = os.stat(path)
+                    lines.append(f"{path[len(top) + 1:]}|{st.st_size}|{st.st_mtime_ns}\n")  # relative to top
     return hashlib.sha256("".join(sorted(lines)).encode()).hexdigest()
 
 
