@@ -153,3 +153,77 @@ def test_one_library_finding_per_package_and_file():
     assert len(found) == len(by_package) == 2
     assert by_package["vllm"].line == 1 and "(2 more imports of it in this file)" in by_package["vllm"].message
     assert by_package["bitsandbytes"].line == 4
+
+
+def test_plain_requirements_read_as_packaging_reads_them():
+    """The plain reader (porter/tables/plain_requirement.py) accepts only strings packaging
+    accepts, and reads name, extras, specifiers (in order) and URL as packaging does."""
+    import random
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from porter.tables.plain_requirement import parse_plain
+
+    names = ["torch", "flash-attn", "flash_attn", "Pillow", "a", "a.b", "-x", "x-", "x y"]
+    extras = ["", "[deepspeed]", "[a, b]", "[ a ]", "[]", "[a,]", "[a b]"]
+    ops = ["==", "!=", ">=", "<=", ">", "<", "~=", "===", "=", "=>"]
+    versions = ["1", "1.0", "2.7.4", "1.0a1", "1.0rc2", "1.0.post1", "1.0.dev3", "1.0a1.post2.dev3", "1.0+cu121",
+                "2.7.4.post1+cu12torch2.6cxx11abifalse", "1.0.*", "1.*", "1.0-post1", "1.0.POST1", "v1.0", "1.0a",
+                "1.0+CU121", "1.0+", "", "01.0", "1.0.0.0.0", "1.0b2.dev1"]
+    tails = ["", " ; python_version < '3.11'", "; sys_platform == 'linux'", " # note", ",", " "]
+    urls = ["@ git+https://github.com/org/repo.git@v1", "@ https://example.com/x-1.0-py3-none-any.whl",
+            "@file:///tmp/x", "@ not a url", "@"]
+    rng = random.Random(5)
+    read = 0
+    for _ in range(20000):
+        name, extra = rng.choice(names), rng.choice(extras)
+        if rng.random() < 0.15:
+            text = f"{name}{extra} {rng.choice(urls)}{rng.choice(tails)}"
+        else:
+            clauses = [f"{rng.choice(ops)}{rng.choice(['', ' '])}{rng.choice(versions)}" for _ in range(rng.randint(0, 3))]
+            text = f"{name}{extra}{rng.choice(['', ' '])}{','.join(clauses)}{rng.choice(tails)}"
+        plain = parse_plain(text)
+        if plain is None:
+            continue
+        read += 1
+        try:
+            req = Requirement(text.strip())
+        except InvalidRequirement:
+            raise AssertionError(f"read {text!r}, which packaging rejects")
+        assert plain.name == req.name and set(plain.extras) == req.extras and plain.url == req.url, text
+        assert [(s.operator, s.version) for s in plain.specifier] == [(s.operator, s.version) for s in req.specifier], text
+        assert [str(s) for s in plain.specifier] == [str(s) for s in req.specifier], text
+        assert req.marker is None, text
+    assert read > 1000  # the common forms are read here
+    for text in ("torch>=2.0,<3", "flash-attn==2.7.4.post1+cu12torch2.6cxx11abifalse",
+                 "fsdp-turbo @ git+https://gitcode.com/Ascend/FSDPTurbo.git@d878dff", "deepspeed[autotuning]>=0.10.0"):
+        assert parse_plain(text) is not None, text
+
+
+def test_plain_wheel_names_read_as_packaging_reads_them():
+    import random
+
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    from porter.tables.plain_requirement import plain_wheel
+
+    names = ["flash_attn", "torch", "Pillow", "a.b", "_x", "x_", "a__b", "flash-attn", "A_B"]
+    versions = ["2.7.4.post1+cu12torch2.6cxx11abifalse", "2.7.4.post1+cu12torch2.6cxx11abiFALSE", "2.1.0", "1.0rc1",
+                "1.0+CU1", "1.0-1", "v1", "2.0.dev1", "1", "1.0+a_b"]
+    builds = ["", "-1", "-1abc", "-x1"]
+    tags = ["-cp310-cp310-linux_x86_64", "-py3-none-any", "-cp311-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64", "-py3-none",
+            "-py2.py3-none-any", "-1py-none-any", "-py3-none-any."]
+    rng = random.Random(9)
+    read = 0
+    for _ in range(5000):
+        filename = f"{rng.choice(names)}-{rng.choice(versions)}{rng.choice(builds)}{rng.choice(tags)}.whl"
+        plain = plain_wheel(filename)
+        if plain is None:
+            continue
+        read += 1
+        try:
+            name, version, _, _ = parse_wheel_filename(filename)
+        except InvalidWheelFilename:
+            raise AssertionError(f"read {filename!r}, which packaging rejects")
+        assert plain == (name, str(version)), filename
+    assert read > 500

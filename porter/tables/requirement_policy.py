@@ -1,7 +1,8 @@
 """What happens to one requirement on a target: the one answer every packaging file shares.
 
 requirements files, pyproject.toml, setup.cfg, setup.py and Dockerfile `pip install` lines
-all ask here. A requirement string is parsed with `packaging`, its distribution is looked
+all ask here. A requirement string is parsed (the common forms by plain_requirement.py, any
+other by the `packaging` library), its distribution is looked
 up in the package table (op_tables/<target>/packages.toml, the only place that knows what
 runs where), and the active `requirement-string` rules, one per outcome (`on`), say what
 porter reports. Spans in a verdict are offsets into the requirement string, so each file
@@ -19,6 +20,7 @@ from urllib.parse import unquote
 from porter.core.model import Edit, Finding
 from porter.rules.kinds import REQUIREMENT_OUTCOMES
 from porter.tables.packages import PackageEntry, PackageTable, load_package_table
+from porter.tables.plain_requirement import PlainRequirement, parse_plain, plain_wheel
 from porter.rules import Rule
 from porter.core.textio import LineIndex
 
@@ -82,17 +84,19 @@ class RequirementPolicy:
 
     def review(self, text: str, editable: bool = True) -> list[Verdict]:
         """Verdicts on one PEP 508 string; spans (when `editable`) index into `text`."""
-        from packaging.requirements import InvalidRequirement, Requirement  # ~50 ms: only when needed
+        req: PlainRequirement | Requirement | None = parse_plain(text)  # the common forms, without packaging
+        if req is None:
+            from packaging.requirements import InvalidRequirement, Requirement  # ~20 ms to load: only when needed
 
-        try:
-            req = Requirement(text.strip())
-        except InvalidRequirement as exc:
-            rule = self.rules.get("unparsed")
-            if rule is None:
-                return []
-            problem = str(exc).splitlines()[0]
-            message = f"not a requirement porter can read ({problem}); kept as it is"
-            return [Verdict(rule, rule.severity, message, rule.suggestion, subject=text.strip())]
+            try:
+                req = Requirement(text.strip())
+            except InvalidRequirement as exc:
+                rule = self.rules.get("unparsed")
+                if rule is None:
+                    return []
+                problem = str(exc).splitlines()[0]
+                message = f"not a requirement porter can read ({problem}); kept as it is"
+                return [Verdict(rule, rule.severity, message, rule.suggestion, subject=text.strip())]
         entry = self.table.by_distribution(req.name)
         cuda_pin = any(_CUDA_LOCAL.search(s.version) for s in req.specifier)
         verdicts = self._table_verdicts(req.name, entry, text if editable else None, req.specifier, cuda_pin)
@@ -122,13 +126,17 @@ class RequirementPolicy:
 
     def review_wheel(self, location: str) -> list[Verdict]:
         """Verdicts on a wheel file named by a path or URL (never editable in place)."""
-        from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-
         filename = unquote(location.rsplit("/", 1)[-1])
-        try:
-            name, version, _, _ = parse_wheel_filename(filename)
-        except InvalidWheelFilename:
-            return []
+        plain = plain_wheel(filename)
+        if plain is not None:
+            name, version = plain
+        else:
+            from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+            try:
+                name, version, _, _ = parse_wheel_filename(filename)
+            except InvalidWheelFilename:
+                return []
         return self.review(f"{name}=={version}", editable=False) + self.review_url(location)
 
     def review_url(self, url: str) -> list[Verdict]:
@@ -174,7 +182,8 @@ class RequirementPolicy:
             return [Verdict(rule, entry.severity, message, entry.suggestion, span, new, subject=name)]
         return [Verdict(rule, entry.severity, f"{name}: {entry.reason}", entry.suggestion, subject=name)]
 
-    def _local_version(self, req: Requirement, entry: PackageEntry | None, text: str | None) -> list[Verdict]:
+    def _local_version(self, req: PlainRequirement | Requirement, entry: PackageEntry | None,
+                       text: str | None) -> list[Verdict]:
         rule = self.rules.get("local-version")
         pinned = [s.version for s in req.specifier if _CUDA_LOCAL.search(s.version)]
         if rule is None or not pinned:
