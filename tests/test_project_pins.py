@@ -131,7 +131,8 @@ def test_plain_pins_are_compared_as_packaging_compares_them():
     from porter.filetypes.pins import ProjectPins, _lower_bound, _plain_lower_bound
 
     specifiers = [">=4.55.0,<=5.8.0,!=4.57.0", ">=5.4", ">=5.4.0.0", "==5.4.*", ">5.3.9", "~=5.4.1", "===5.4.0",
-                  "<=6.0", "", ">= 5.10 , != 5.11", "==5.4.0rc1", ">=5.4.0.post1", "!=5.*,>=5.4", ">=5.4.*", "latest"]
+                  "<=6.0", "", ">= 5.10 , != 5.11", "==5.4.0rc1", ">=5.4.0.post1", "!=5.*,>=5.4", ">=5.4.*", "latest",
+                  "~=5", "==5.4.0+cu1", ">=5.4,"]
     for spec in specifiers:
         plain = _plain_lower_bound(spec)
         if plain is not None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from porter.core.toml import tomllib
 from porter.rules import ActiveRules
+from porter.tables.plain_requirement import parse_plain
 
 _CONDITION = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*>=\s*([0-9][0-9A-Za-z.+!-]*)\s*")
 # A PEP 508 string: its name, extras, and the version specifiers up to a marker or URL.
@@ -67,7 +68,6 @@ def parse_condition(condition: str) -> tuple[str, str]:
     return match.group(1), match.group(2)
 
 
-_PLAIN_CLAUSE = re.compile(r"\s*(~=|===|==|!=|<=|>=|<|>)\s*([0-9]+(?:\.[0-9]+)*)(\.\*)?\s*")
 _LOWER_BOUNDS = (">=", ">", "==", "~=", "===")
 
 
@@ -82,15 +82,21 @@ def _plain_release(version: str) -> tuple[int, ...] | None:
 
 
 def _plain_lower_bound(specifier: str) -> tuple[int, ...] | None:
-    """`_lower_bound` of a specifier set whose clauses all name plain releases; None for any
-    other (a pre-release, a local version, a malformed clause)."""
+    """`_lower_bound` of a specifier set whose clauses all name plain releases (read as
+    porter/tables/plain_requirement.py reads them); None for any other (a pre-, post- or local
+    version, a clause packaging would have to judge)."""
+    if not specifier.strip():
+        return ()
+    plain = parse_plain("x " + specifier)  # a specifier set is what follows a name
+    if plain is None or plain.url is not None:
+        return None
     floor: tuple[int, ...] = ()
-    for clause in specifier.split(",") if specifier.strip() else ():
-        match = _PLAIN_CLAUSE.fullmatch(clause)
-        if match is None or (match.group(3) and match.group(1) not in ("==", "!=")):
+    for spec in plain.specifier:
+        release = _plain_release(spec.version.removesuffix(".*"))
+        if release is None:
             return None
-        if match.group(1) in _LOWER_BOUNDS:
-            floor = max(floor, _plain_release(match.group(2)) or ())
+        if spec.operator in _LOWER_BOUNDS:
+            floor = max(floor, release)
     return floor
 
 

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _RELEASE = r"[0-9]+(?:\.[0-9]+)*"
 # A canonical public version: release, then optional pre (a/b/rc N), post (.postN), dev (.devN).
-_PUBLIC = _RELEASE + r"(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?"
+_SUFFIX = r"(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?"
+_PUBLIC = _RELEASE + _SUFFIX
 _LOCAL = r"\+[a-z0-9]+(?:\.[a-z0-9]+)*"
 # Which operator takes which version: a local label or a `.*` only with == and !=; ~= wants
 # at least two release numbers.
 _CLAUSE = re.compile(rf"\s*(?:(?P<eq>==|!=)\s*(?P<v1>{_PUBLIC}(?:{_LOCAL})?|{_RELEASE}\.\*)"
                      rf"|(?P<cmp><=|>=|<|>)\s*(?P<v2>{_PUBLIC})"
-                     rf"|(?P<compat>~=)\s*(?P<v3>[0-9]+(?:\.[0-9]+)+(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?))\s*")
+                     rf"|(?P<compat>~=)\s*(?P<v3>[0-9]+(?:\.[0-9]+)+{_SUFFIX}))\s*")
 _REQUIREMENT = re.compile(rf"(?P<name>{_NAME})\s*(?:\[(?P<extras>[^\]]*)\])?\s*(?P<rest>.*)", re.DOTALL)
 _EXTRA = re.compile(rf"\s*({_NAME})\s*")
 _URL = re.compile(r"@\s*(?P<url>[a-z][a-z0-9+.-]*://[^\s;#]+)\s*")
