@@ -14,13 +14,12 @@ from __future__ import annotations
 import ast
 import difflib
 import os
-import re
 import warnings
 from functools import lru_cache
 
 from porter.core.model import Edit, Finding
 from porter.core.textio import LineIndex
-from porter.core.wordregex import word_alternation
+from porter.core.wordregex import WordScreen
 from porter.rules import Rule
 from porter.rules.codemods import CodemodProblem, codemod_class
 
@@ -30,15 +29,15 @@ def screen_words(rules: list[Rule]) -> set[str]:
 
 
 @lru_cache(maxsize=None)
-def _screen(names: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(r"\b" + word_alternation(names))
+def _screen(names: tuple[str, ...]) -> WordScreen:
+    return WordScreen(names)
 
 
 def codemod_findings(path: str, text: str, index: LineIndex, rules: list[Rule]) -> list[Finding]:
     """The findings (edits, or errors) of the active codemod rules that screen this file in."""
     out: list[Finding] = []
     for rule in rules:
-        if _screen(tuple(rule.params["names"])).search(text) is None:
+        if not _screen(tuple(rule.params["names"])).search(text):
             continue  # not even parsed by libcst
         out.extend(_run(path, text, index, rule))
     return out
