@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from porter.core.model import REWRITE_PREFIX, SEVERITIES, FileCheck, Finding  # noqa: F401  (FileCheck: re-exported)
-from porter.tables.optables import STATUSES
+from porter.rules.kinds import API_STATUSES as STATUSES  # the op tables' statuses, without loading the tables
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,8 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from porter.core.edits import Found
-from porter.core.model import Skipped
 from porter.filetypes.names import (
     is_compose,
     is_conda_environment,
@@ -33,7 +32,11 @@ from porter.filetypes.names import (
 )
 from porter.rules import ActiveRules
 
-Find = Callable[[str, bytes, ActiveRules], Found | Skipped | None]
+if TYPE_CHECKING:  # what a pipeline returns; the engine that uses it imports it
+    from porter.core.edits import Found
+    from porter.core.model import Skipped
+
+Find = Callable[[str, bytes, ActiveRules], "Found | Skipped | None"]
 
 
 @dataclass(frozen=True)
