@@ -25,31 +25,10 @@ class TooLarge(Exception):
                 f"not converted (--max-file-size raises the limit)")
 
 
-def read_source(root: str, rel: str, max_bytes: int | None = None) -> tuple[bytes, str | None]:
-    """(bytes, file type) of the file `rel` of the tree at `root`: the whole file and its type
-    when a pipeline handles it, else only its head (nothing when its name alone says no
-    pipeline wants it) and None. (Plain strings: this runs for every file of the tree, and
-    pathlib costs more than the read.) Raises TooLarge for a file a pipeline handles that
-    is over `max_bytes` (parsing a 50 MB Python file costs minutes and gigabytes)."""
-    if not head_matters(rel):  # the name decides: one read, or none
-        found = type_for(rel, b"")
-        if found is None:
-            return b"", None
-        with open(f"{root}/{rel}", "rb") as fh:
-            _check_size(fh, max_bytes)
-            return fh.read(), found.name
-    with open(f"{root}/{rel}", "rb") as fh:
-        head = fh.read(HEAD)
-        found = type_for(rel, head)
-        if found is None:
-            return head, None
-        _check_size(fh, max_bytes)
-        return head + fh.read(), found.name
-
-
 def source_kind(root: str, rel: str) -> tuple[bytes, str | None]:
-    """(head, file type) of the file `rel`, reading only its head, and that only when its
-    name does not decide (a first run lets each worker read the files it converts)."""
+    """(head, file type) of the file `rel` of the tree at `root`, reading only its head, and
+    that only when its name does not decide (plain strings: this runs for every file of the
+    tree, and pathlib costs more than the read)."""
     if not head_matters(rel):
         found = type_for(rel, b"")
         return b"", found.name if found is not None else None
@@ -57,6 +36,19 @@ def source_kind(root: str, rel: str) -> tuple[bytes, str | None]:
         head = fh.read(HEAD)
     found = type_for(rel, head)
     return head, found.name if found is not None else None
+
+
+def read_source(root: str, rel: str, max_bytes: int | None = None) -> tuple[bytes, str | None]:
+    """(bytes, file type) of the file `rel`: the whole file and its type when a pipeline
+    handles it, else only what `source_kind` read (the head, or nothing) and None. Raises
+    TooLarge for a file a pipeline handles that is over `max_bytes` (parsing a 50 MB Python
+    file costs minutes and gigabytes)."""
+    head, kind = source_kind(root, rel)
+    if kind is None:
+        return head, None
+    with open(f"{root}/{rel}", "rb") as fh:  # a second open only for the few typed by their head
+        _check_size(fh, max_bytes)
+        return fh.read(), kind
 
 
 def _check_size(fh, max_bytes: int | None) -> None:
