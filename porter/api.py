@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from porter.config import ConfigError, Settings, load_settings, with_options
-from porter.core.fileset import FileSelection, explicit_files
+from porter.config import ConfigError, Settings, file_selection, settings_for
 from porter.core.model import Finding
 from porter.rules import RuleError
 
@@ -102,61 +101,10 @@ class ConvertReport:
         return tuple(r.path for r in self.files if r.status == "failed")
 
 
-def _codes(value: str | Iterable[str] | None) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = value.split(",")
-    return tuple(c.strip() for c in value if c.strip())
-
-
 def _paths(paths: PathLike | Sequence[PathLike]) -> list[Path]:
     if isinstance(paths, (str, os.PathLike)):
         return [Path(paths)]
     return [Path(p) for p in paths] or [Path(".")]
-
-
-def settings_for(start: PathLike, config: bool | PathLike = True, **options) -> Settings:
-    """The configuration found for `start` (or `config`, or none with config=False), with
-    `options` (None: not given) over it. Raises ConfigError."""
-    isolated = config is False
-    path = None if isinstance(config, bool) else Path(config)
-    if path is not None and not path.is_file():
-        raise ConfigError(f"{path}: no such configuration file")
-    for key in ("select", "extend_select", "ignore"):
-        if key in options:
-            options[key] = _codes(options[key]) or ()
-    for key in ("exclude", "extend_exclude"):
-        if options.get(key) is not None:
-            options[key] = (options[key],) if isinstance(options[key], str) else tuple(options[key])
-    if options.get("baseline") is not None:
-        options["baseline"] = Path(options["baseline"])
-    return with_options(load_settings(Path(start), path, isolated), **options)
-
-
-def file_selection(paths: Sequence[Path], settings: Settings, force_exclude: bool = False) -> tuple[Path, FileSelection]:
-    """(tree, FileSelection) for `paths`: one folder is the tree; files (as pre-commit passes
-    them) are checked alone, relative to the project's root (the configuration file's
-    folder, else the working directory)."""
-    selection = FileSelection(tuple(settings.exclude) + tuple(settings.extend_exclude), settings.respect_gitignore,
-                              tuple(settings.per_file_ignores), settings.root, None, force_exclude)
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        raise FileNotFoundError(f"no such file or folder: {missing[0]}")
-    if len(paths) == 1 and paths[0].is_dir():
-        return paths[0], selection
-    resolved = [p.resolve() for p in paths]
-    for candidate in (settings.root, Path.cwd()):
-        if candidate is not None and all(p.is_relative_to(candidate.resolve()) for p in resolved):
-            root = candidate
-            break
-    else:
-        root = Path(os.path.commonpath([p if p.is_dir() else p.parent for p in resolved]))
-    if root.resolve() == Path.cwd().resolve():
-        root = Path(".")
-    from dataclasses import replace
-
-    return root, replace(selection, only=explicit_files(root, selection, list(paths)))
 
 
 def check(paths: PathLike | Sequence[PathLike] = ".", target: str | None = None, *,
@@ -171,7 +119,7 @@ def check(paths: PathLike | Sequence[PathLike] = ".", target: str | None = None,
     from porter.check.baseline import load_baseline, split_accepted
     from porter.check.run import check_tree
     from porter.rules import Selection
-    from porter.tables.optables import ANY_VERSION, available_versions
+    from porter.tables.versions import ANY_VERSION, available_versions
 
     chosen = _paths(paths)
     if settings is None:
@@ -211,7 +159,7 @@ def convert(src: PathLike, target: str | None = None, *, out: PathLike | None = 
     the ported tree and porter_report/; `in_place` rewrites SRC; `diff` writes nothing and
     returns the patch. Raises ValueError (a DestinationError) for an unusable OUT."""
     from porter.convert import ConvertOptions, convert as run_convert, patch_bytes
-    from porter.tables.optables import ANY_VERSION, available_versions
+    from porter.tables.versions import ANY_VERSION, available_versions
 
     src = Path(src)
     if not src.is_dir():

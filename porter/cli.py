@@ -104,7 +104,7 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
         raise click.UsageError("--diff writes nothing: it cannot be combined with --report-dir")
     # The configuration of SRC's project ([tool.porter] / porter.toml), options over it, as
     # `porter check` reads it: target, version, codes, excludes, per-file ignores, rules.
-    from porter.api import file_selection, settings_for
+    from porter.config import file_selection, settings_for
     from porter.config import ConfigError
 
     chosen = {key: codes(value, option) or None for key, value, option in
@@ -235,10 +235,10 @@ def _indented(text: str) -> str:
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Where to write (default: TREE/porter_lora).")
 def lora_cmd(tree: Path, target: str | None, deepspeed: bool, out: Path | None) -> None:
     """Render the LoRA training entry point (porter_lora/) for a ported TREE."""
-    from porter.api import settings_for
+    from porter.config import settings_for
     from porter.config import ConfigError
     from porter.core.files import describe
-    from porter.lora import render_lora
+    from porter.lora.render import render_lora
     from porter.core.tree import LORA_DIR
 
     try:  # TREE's configuration, as convert and check read it (--target over it)

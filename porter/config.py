@@ -25,10 +25,13 @@ where each value came from (`porter config` prints it).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from porter.core.fileset import FileSelection, explicit_files
 from porter.core.toml import tomllib
 from porter.rules import TARGETS
 
@@ -233,7 +236,7 @@ def _check_code(code: str, where: str, extra: tuple[str, ...] = ()) -> None:
 
 
 def _check_version(target: str | None, version: str, where: str) -> None:
-    from porter.tables.optables import ANY_VERSION, available_versions
+    from porter.tables.versions import ANY_VERSION, available_versions
 
     targets = [target] if target in TARGETS else [t for t in TARGETS]
     known = sorted({v for t in targets for v in available_versions(t) if v != ANY_VERSION})
@@ -333,3 +336,52 @@ def with_options(settings: Settings, **options: Any) -> Settings:
     if "target_version" in changes:
         _check_version(changes.get("target", settings.target), changes["target_version"], "--target-version")
     return replace(settings, **changes, sources=sources)
+
+
+def _codes(value: str | Iterable[str] | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = value.split(",")
+    return tuple(c.strip() for c in value if c.strip())
+
+
+def settings_for(start: str | os.PathLike, config: bool | str | os.PathLike = True, **options) -> Settings:
+    """The configuration found for `start` (or `config`, or none with config=False), with
+    `options` (None: not given) over it. Raises ConfigError."""
+    isolated = config is False
+    path = None if isinstance(config, bool) else Path(config)
+    if path is not None and not path.is_file():
+        raise ConfigError(f"{path}: no such configuration file")
+    for key in ("select", "extend_select", "ignore"):
+        if key in options:
+            options[key] = _codes(options[key]) or ()
+    for key in ("exclude", "extend_exclude"):
+        if options.get(key) is not None:
+            options[key] = (options[key],) if isinstance(options[key], str) else tuple(options[key])
+    if options.get("baseline") is not None:
+        options["baseline"] = Path(options["baseline"])
+    return with_options(load_settings(Path(start), path, isolated), **options)
+
+
+def file_selection(paths: Sequence[Path], settings: Settings, force_exclude: bool = False) -> tuple[Path, FileSelection]:
+    """(tree, FileSelection) for `paths`: one folder is the tree; files (as pre-commit passes
+    them) are checked alone, relative to the project's root (the configuration file's
+    folder, else the working directory)."""
+    selection = FileSelection(tuple(settings.exclude) + tuple(settings.extend_exclude), settings.respect_gitignore,
+                              tuple(settings.per_file_ignores), settings.root, None, force_exclude)
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise FileNotFoundError(f"no such file or folder: {missing[0]}")
+    if len(paths) == 1 and paths[0].is_dir():
+        return paths[0], selection
+    resolved = [p.resolve() for p in paths]
+    for candidate in (settings.root, Path.cwd()):
+        if candidate is not None and all(p.is_relative_to(candidate.resolve()) for p in resolved):
+            root = candidate
+            break
+    else:
+        root = Path(os.path.commonpath([p if p.is_dir() else p.parent for p in resolved]))
+    if root.resolve() == Path.cwd().resolve():
+        root = Path(".")
+    return root, replace(selection, only=explicit_files(root, selection, list(paths)))

@@ -194,7 +194,7 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     if writer is not None:
         writer.start_copy(exclude)
     from porter.engine.cache import ResultCache
-    from porter.lora import render_lora
+    from porter.lora.render import render_lora
     from porter.engine.output import write_in_place
     from porter.engine.parallel import side_by_side
     from porter.reports.json_report import build_report

@@ -58,9 +58,9 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
     Settings come from [tool.porter] in pyproject.toml or porter.toml, found by walking up
     from the first path; options override them (`porter config` shows the result).
     """
-    from porter.api import check as run_check, settings_for
+    from porter.api import check as run_check
     from porter.check.baseline import BaselineError
-    from porter.config import ConfigError
+    from porter.config import ConfigError, settings_for
 
     paths = paths or (Path("."),)
     try:
@@ -107,7 +107,7 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
               help="Read this configuration file instead of looking for one.")
 def config_cmd(path: Path | None, config: Path | None) -> None:
     """Print the settings porter resolves for PATH (default: .) and where each came from."""
-    from porter.api import settings_for
+    from porter.config import settings_for
     from porter.config import ConfigError
 
     start = path or Path(".")

@@ -49,7 +49,7 @@ def codes(value: str | None, option: str | None = None, validate: bool = True) -
 
 def checked_version(target: str, version: str | None) -> str | None:
     """The --target-version asked for (default: the newest table of the target), or a usage error."""
-    from porter.tables.optables import ANY_VERSION, available_versions
+    from porter.tables.versions import ANY_VERSION, available_versions
 
     versions = [v for v in available_versions(target) if v != ANY_VERSION]
     if version is None:

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from porter.core.toml import tomllib
 from porter.rules import ActiveRules
-from porter.tables.plain_requirement import parse_plain
 
 _CONDITION = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*>=\s*([0-9][0-9A-Za-z.+!-]*)\s*")
 # A PEP 508 string: its name, extras, and the version specifiers up to a marker or URL.
@@ -87,6 +86,9 @@ def _plain_lower_bound(specifier: str) -> tuple[int, ...] | None:
     version, a clause packaging would have to judge)."""
     if not specifier.strip():
         return ()
+    # Loaded here, not with this module: a run whose pin files are unchanged reads none of them.
+    from porter.tables.plain_requirement import parse_plain
+
     plain = parse_plain("x " + specifier)  # a specifier set is what follows a name
     if plain is None or plain.url is not None:
         return None

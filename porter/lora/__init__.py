@@ -1,7 +1,22 @@
-"""The LoRA training entry point porter renders for a ported tree (``OUT/porter_lora/``)."""
+"""The LoRA training entry point porter renders for a ported tree (``OUT/porter_lora/``).
 
-from porter.lora.layout import detect_layout
-from porter.lora.render import plan_lora, render_lora
-from porter.lora.targets import TARGETS, TargetFacts, target_facts
+Names are loaded on first use: a convert whose entry point is in the cache needs only
+render.py, not the target facts and planning modules."""
 
-__all__ = ["TARGETS", "TargetFacts", "detect_layout", "plan_lora", "render_lora", "target_facts"]
+import importlib
+
+_WHERE = {
+    "detect_layout": "porter.lora.layout",
+    "plan_lora": "porter.lora.render",
+    "render_lora": "porter.lora.render",
+    "TARGETS": "porter.lora.targets",
+    "TargetFacts": "porter.lora.targets",
+    "target_facts": "porter.lora.targets",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'porter.lora' has no attribute {name!r}")

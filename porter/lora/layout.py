@@ -14,6 +14,7 @@ from pathlib import Path
 LLMTUNER = "llmtuner"
 LLAMAFACTORY = "llamafactory"
 
+_PACKAGE = {LLAMAFACTORY: "src/llamafactory", LLMTUNER: "src/llmtuner"}
 # Files that declare console scripts: where "llamafactory-cli" is registered.
 _PACKAGING_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 
@@ -41,3 +42,10 @@ def detect_layout(tree: Path) -> str | None:
     if (src / "llmtuner").is_dir() and (src / "train_bash.py").is_file():
         return LLMTUNER
     return None
+
+
+def template_sources(tree: Path, layout: str) -> tuple[Path, Path]:
+    """The two files of a LLaMA-Factory tree its chat templates are read from
+    (porter/lora/lf_templates.py): data/template.py and extras/constants.py."""
+    package = Path(tree) / _PACKAGE[layout]
+    return package / "data" / "template.py", package / "extras" / "constants.py"

@@ -23,9 +23,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from porter.lora.layout import LLAMAFACTORY, LLMTUNER
+from porter.lora.layout import template_sources
 
-_PACKAGE = {LLAMAFACTORY: "src/llamafactory", LLMTUNER: "src/llmtuner"}
 _REGISTERED = re.compile(r"""register_template\(\s*name\s*=\s*["']([\w.\-]+)["']""")
 
 # (model_type, vocab_size or None for any, template), first match wins. For model types
@@ -48,12 +47,6 @@ MODEL_TYPE_TEMPLATES: tuple[tuple[str, int | None, str], ...] = (
     ("phi3", None, "phi"),
     ("internlm2", None, "intern2"),
 )
-
-
-def template_sources(tree: Path, layout: str) -> tuple[Path, Path]:
-    """The two files `template_table` reads: data/template.py and extras/constants.py."""
-    package = Path(tree) / _PACKAGE[layout]
-    return package / "data" / "template.py", package / "extras" / "constants.py"
 
 
 def registered_templates(tree: Path, layout: str) -> frozenset[str]:

@@ -2,25 +2,21 @@
 
 Planning is pure (``plan_lora`` returns the files as text); ``render_lora`` only writes
 them. The templates ship in the package (``porter/templates/lora``). The rendered files are
-a function of the template context alone, so with a cache they are stored under a key made
-of it, and a re-run neither loads jinja2 nor renders.
+a function of a few inputs (target, output folder name, DeepSpeed, the tree's LLaMA-Factory
+layout and template sources), so with a cache they are stored under a key made of those,
+and a re-run neither builds the template context nor loads jinja2.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from porter.core.files import write_beneath
 from porter.engine.cache import cached_texts
-from porter.lora.layout import LLAMAFACTORY, LLMTUNER, detect_layout
-from porter.lora.lf_templates import template_sources, template_table
-from porter.lora.llamafactory import OVERRIDES, cli_flag, lf_config, yaml_scalar
-from porter.lora.options import train_options
-from porter.lora.targets import target_facts
+from porter.lora.layout import LLAMAFACTORY, LLMTUNER, detect_layout, template_sources
 
 if TYPE_CHECKING:
     import jinja2
@@ -50,6 +46,8 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,  # Python, shell, JSON, YAML and Markdown: nothing is HTML
     )
+    from porter.lora.llamafactory import cli_flag, yaml_scalar
+
     env.filters["yaml_scalar"] = yaml_scalar
     env.filters["cli_flag"] = cli_flag
     env.filters["py"] = python_literal
@@ -64,8 +62,37 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
     output folder's name inside the ported tree, which the LLaMA-Factory config uses to
     point at ``ds_config.json`` from the repository root.
     """
+    tree = Path(tree)
+    layout = detect_layout(tree)
+    # The files are a function of these inputs alone (and of porter's code and templates, which
+    # every cache key holds): a re-run that finds them loads neither the planner's modules
+    # (target facts, options, LLaMA-Factory's tables) nor jinja2.
+    inputs = [json.dumps([target, out_name, deepspeed, layout]).encode()]
+    if layout is not None:
+        inputs += [_bytes(path) for path in template_sources(tree, layout)]
+
+    def plan() -> list[str]:  # flat: relpath, "x" when executable, text; file after file
+        files = _plan(tree, out_name, target, deepspeed, layout, cache_dir)
+        return [part for f in files for part in (f.relpath, "x" if f.executable else "", f.text)]
+
+    flat = cached_texts(cache_dir, b"\0".join(inputs), "porter_lora", plan)
+    return [RenderedFile(flat[i], flat[i + 2], flat[i + 1] == "x") for i in range(0, len(flat), 3)]
+
+
+def _bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""  # absent: template_table finds nothing there either
+
+
+def _plan(tree: Path, out_name: str, target: str, deepspeed: bool, layout: str | None,
+          cache_dir: Path | None) -> list[RenderedFile]:
+    from porter.lora.llamafactory import OVERRIDES, lf_config
+    from porter.lora.options import train_options
+    from porter.lora.targets import target_facts
+
     facts = target_facts(target)
-    layout = detect_layout(Path(tree))
     lf_dir = f"{out_name}/{LF_DIR}"
     context = {
         "t": facts,
@@ -79,7 +106,7 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
     if layout is not None:
         ds_path = f"{out_name}/ds_config.json" if deepspeed else None
         context["lf"] = lf_config(layout, facts, deepspeed_config=ds_path)
-        context["lf_templates"] = _template_table(Path(tree), layout, cache_dir)
+        context["lf_templates"] = _template_table(tree, layout, cache_dir)
 
     plan = [
         ("train_lora.py", "train_lora.py.j2", True),
@@ -95,24 +122,16 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
     if layout in (LLAMAFACTORY, LLMTUNER):
         plan.append((f"{LF_DIR}/run_sft.sh", "lf_run_sft.sh.j2", True))
         plan.append((f"{LF_DIR}/templates.json", "lf_templates.json.j2", False))
-    def render() -> list[str]:
-        env = _environment()
-        return [env.get_template(name).render(**context) for _, name, _ in plan]
-
-    inputs = json.dumps([context, plan], sort_keys=True, default=_plain).encode()
-    texts = cached_texts(cache_dir, inputs, "porter_lora", render)
-    return [RenderedFile(relpath, text, executable) for (relpath, _, executable), text in zip(plan, texts)]
+    env = _environment()
+    return [RenderedFile(relpath, env.get_template(name).render(**context), executable) for relpath, name, executable in plan]
 
 
 def _template_table(tree: Path, layout: str, cache_dir: Path | None) -> dict:
     """`template_table`, from the cache while the tree's two source files keep their bytes:
     parsing LLaMA-Factory's constants.py costs ~20 ms on every convert."""
-    parts = [layout.encode()]
-    for path in template_sources(tree, layout):
-        try:
-            parts.append(path.read_bytes())
-        except OSError:
-            parts.append(b"")  # absent: template_table finds nothing there either
+    from porter.lora.lf_templates import template_table
+
+    parts = [layout.encode(), *(_bytes(path) for path in template_sources(tree, layout))]
     (text,) = cached_texts(cache_dir, b"\0".join(parts), "lf_templates",
                            lambda: [json.dumps(template_table(tree, layout))])
     return json.loads(text)
@@ -124,17 +143,6 @@ def python_literal(value: object) -> str:
         return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid Python string literal
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(python_literal(item) for item in value) + "]"
-    return repr(value)
-
-
-def _plain(value: object) -> object:
-    """JSON for what the template context holds beyond JSON types (anything else by repr)."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name) for f in fields(value)}
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=repr)
     return repr(value)
 
 

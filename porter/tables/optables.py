@@ -17,13 +17,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from porter.core.datafiles import data_dir, load_toml
+from porter.core.datafiles import load_toml
 from porter.rules.kinds import API_STATUSES
+from porter.tables.versions import ANY_VERSION, available_versions, table_versions, tables_dir  # noqa: F401 (re-exported)
 
 Status = Literal["supported", "partial", "unsupported", "unknown"]
 STATUSES: tuple[Status, ...] = API_STATUSES  # type: ignore[assignment]
-# A table valid for every torch version of its target (the HIP table).
-ANY_VERSION = "any"
 _ENTRY_KEYS = {"status", "note", "counterpart", "counterpart_of", "source", "doubtful", "when"}
 
 
@@ -100,38 +99,13 @@ class ApiTable:
         return None if entry.status == "unknown" else entry
 
 
-def _tables_dir(target: str) -> Path:
-    root = data_dir("op_tables")
-    targets = sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("torch_api*")))
-    if target not in targets:
-        raise ValueError(f"unknown target {target!r}; op_tables has: {', '.join(targets)}")
-    return root / target
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", version))
-
-
-def available_versions(target: str) -> list[str]:
-    """Torch versions with a table for `target`, oldest first (["any"] for HIP)."""
-    return list(_versions(target))
-
-
-@lru_cache(maxsize=None)
-def _versions(target: str) -> tuple[str, ...]:
-    # Asked for every file the op scan reads: the folder is listed once per process.
-    folder = _tables_dir(target)
-    versions = sorted((p.stem.removeprefix("torch_api_") for p in folder.glob("torch_api_*.json")), key=_version_key)
-    return (*versions, *([ANY_VERSION] if (folder / "torch_api.toml").is_file() else []))
-
-
 def load_api_table(target: str, version: str | None = None) -> ApiTable:
     """Load (cached) the API table of `target` for torch `version` (default: the newest).
 
     "2.4.1" selects the 2.4 table. A version-independent table serves every version.
     An unknown version raises ValueError listing the available ones.
     """
-    versions = _versions(target)
+    versions = table_versions(target)
     if versions == (ANY_VERSION,) or version is None:
         return _load(target, versions[-1])
     release = re.match(r"v?(\d+)\.(\d+)", version.strip())
@@ -143,7 +117,7 @@ def load_api_table(target: str, version: str | None = None) -> ApiTable:
 
 @lru_cache(maxsize=None)
 def _load(target: str, version: str) -> ApiTable:
-    folder = _tables_dir(target)
+    folder = tables_dir(target)
     if version == ANY_VERSION:
         return _from_toml(folder / "torch_api.toml", target)
     return _from_json(folder / f"torch_api_{version}.json", target, version)
