@@ -255,27 +255,48 @@ def _first_read(index: TreeIndex, cache: ResultCache | None, mode: str, rules: A
     return index.empty and (cache is None or not cache.has_packs(_context(mode, rules)))
 
 
+# Per command, the answers made without a worker: for a file no pipeline handles, another
+# vendor's file kept as it is (with its note, when shown), one skipped and one unreadable; and
+# whether porter's own LoRA files are scanned too (check: it is code the user will run).
+_ANSWERS: dict[str, dict] = {
+    "convert": {
+        "with_lora": False,
+        "unreadable": _unreadable_result,
+        "other": lambda rel: FileResult(rel, "unchanged", kind="other"),
+        "kept": lambda rel, kind, finding: FileResult(rel, "unchanged", kind=kind, findings=(finding,) if finding else ()),
+        "skipped": lambda rel, why: FileResult(rel, "skipped", kind="other", reason=why),
+    },
+    "check": {
+        "with_lora": True,
+        "unreadable": _unreadable_check,
+        "other": lambda rel: FileCheck(rel),
+        "kept": lambda rel, kind, finding: FileCheck(rel, kind, (finding,), ("",)) if finding else FileCheck(rel, kind),
+        "skipped": lambda rel, why: FileCheck(rel, skipped=why),
+    },
+}
+# Which results the cache keeps: not porter's own failures.
+_KEEP: dict[str, Callable] = {"convert": lambda r: r.status != "failed", "check": lambda r: r.error is None}
+
+
+def _tree_results(mode: str, src: Path, rules: ActiveRules, jobs: int | None, exclude: Path | None,
+                  cache: ResultCache | None, files: FileSelection | None, max_bytes: int | None
+                  ) -> tuple[list, _Tree, ActiveRules]:
+    """Every file's result for `mode` (in no particular order), the tree, and the rules it ran."""
+    index = TreeIndex(cache.directory if cache is not None else None, src)
+    # The tree's own pins, read once (remembered while its pin files are unchanged): the rules
+    # they make moot are off.
+    rules = project_off(rules, src, index.remembered)
+    tree = _read_tree(src, rules, exclude, max_bytes=max_bytes, files=files, index=index,
+                      first_read=_first_read(index, cache, mode, rules), **_ANSWERS[mode])
+    return tree.early + _run(mode, tree, rules, jobs, cache, _KEEP[mode], index), tree, rules
+
+
 def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: Path | None = None,
                  cache: ResultCache | None = None, files: FileSelection | None = None,
                  max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> RunResult:
     """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache.
     Files a pipeline handles that are over `max_bytes` are skipped (copied as they are)."""
-    index = TreeIndex(cache.directory if cache is not None else None, src)
-    # The tree's own pins, read once (remembered while its pin files are unchanged): the rules
-    # they make moot are off.
-    rules = project_off(rules, src, index.remembered)
-    tree = _read_tree(
-        src, rules, exclude, with_lora=False,
-        unreadable=_unreadable_result,
-        other=lambda rel: FileResult(rel, "unchanged", kind="other"),
-        kept=lambda rel, kind, finding: FileResult(rel, "unchanged", kind=kind, findings=(finding,) if finding else ()),
-        skipped=lambda rel, why: FileResult(rel, "skipped", kind="other", reason=why),
-        max_bytes=max_bytes,
-        files=files,
-        index=index,
-        first_read=_first_read(index, cache, "convert", rules),
-    )
-    results = tree.early + _run("convert", tree, rules, jobs, cache, lambda r: r.status != "failed", index)
+    results, tree, rules = _tree_results("convert", src, rules, jobs, exclude, cache, files, max_bytes)
     run = RunResult(src, rules.target, rules.version, symlinks=tree.symlinks)
     run.results = fold_kept_modules(sorted((replace(r, lines=tree.lines.get(r.path, 0)) for r in results),
                                            key=lambda r: r.path))
@@ -286,20 +307,5 @@ def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: 
                cache: ResultCache | None = None, files: FileSelection | None = None,
                max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> list[FileCheck]:
     """Check every file under `src` (and its porter_lora/). Reads only SRC; writes only the cache."""
-    index = TreeIndex(cache.directory if cache is not None else None, src)
-    # The tree's own pins, read once (remembered while its pin files are unchanged): the rules
-    # they make moot are off.
-    rules = project_off(rules, src, index.remembered)
-    tree = _read_tree(
-        src, rules, exclude, with_lora=True,
-        unreadable=_unreadable_check,
-        other=lambda rel: FileCheck(rel),
-        kept=lambda rel, kind, finding: FileCheck(rel, kind, (finding,), ("",)) if finding else FileCheck(rel, kind),
-        skipped=lambda rel, why: FileCheck(rel, skipped=why),
-        max_bytes=max_bytes,
-        files=files,
-        index=index,
-        first_read=_first_read(index, cache, "check", rules),
-    )
-    results = tree.early + _run("check", tree, rules, jobs, cache, lambda r: r.error is None, index)
+    results, _, _ = _tree_results("check", src, rules, jobs, exclude, cache, files, max_bytes)
     return fold_kept_modules(sorted(results, key=lambda r: r.path))
