@@ -148,8 +148,16 @@ def _is_api(qual: str) -> bool:
 def _modules(table: ApiTable) -> frozenset[str]:
     """Names the table knows only as the start of other entries: modules such as
     torch.nn.functional (a class such as torch.nn.Linear has an entry of its own)."""
-    prefixes = {key.rsplit(".", i)[0] for key in table.entries for i in range(1, key.count(".") + 1)}
-    return frozenset(prefixes - set(table.entries))
+    prefixes: set[str] = set()
+    for key in table.entries:
+        end = key.rfind(".")
+        while end > 0:
+            head = key[:end]
+            if head in prefixes:
+                break  # and so are its own heads: keys share them, so this stays near one step a key
+            prefixes.add(head)
+            end = key.rfind(".", 0, end)
+    return frozenset(prefixes.difference(table.entries))
 
 
 def _lookup(table: ApiTable, qual: str) -> ApiEntry:

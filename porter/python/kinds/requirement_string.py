@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from porter.python.kinds.literal_text import literal_body
 from porter.core.model import Finding
 from porter.python.context import FileContext
-from porter.tables.requirement_policy import KIND, RequirementPolicy, alone_on_lines, requirement_findings
 from porter.rules import Rule
 
-NAME = KIND
+if TYPE_CHECKING:
+    from porter.tables.requirement_policy import RequirementPolicy
+
+NAME = "requirement-string"  # requirement_policy.KIND (that module loads only for a file that lists requirements)
 
 _KEYWORDS = ("install_requires", "extras_require")
 _MAX_DEPTH = 6  # nesting followed (names, A + B, dict of lists): enough for real setup.py files
@@ -31,16 +34,19 @@ def screen_words(rules: list[Rule]) -> set[str]:
 
 
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+    keywords = [keyword for call in ctx.nodes(ast.Call) for keyword in call.keywords if keyword.arg in _KEYWORDS]
+    if not keywords:
+        return []  # most files: nothing to review, and the policy (and its tables) need not load
+    from porter.tables.requirement_policy import RequirementPolicy
+
     policy = RequirementPolicy.build(rules)
     if policy is None:
         return []
     assigned = _module_assignments(ctx.tree)
     strings: dict[int, ast.Constant] = {}
-    for call in ctx.nodes(ast.Call):
-        for keyword in call.keywords:
-            if keyword.arg in _KEYWORDS:
-                for node in _requirement_strings(keyword.value, assigned, _MAX_DEPTH):
-                    strings.setdefault(id(node), node)
+    for keyword in keywords:
+        for node in _requirement_strings(keyword.value, assigned, _MAX_DEPTH):
+            strings.setdefault(id(node), node)
     findings: list[Finding] = []
     for node in sorted(strings.values(), key=lambda n: (n.lineno, n.col_offset)):
         findings += _review(ctx, policy, node)
@@ -48,6 +54,8 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
 
 
 def _review(ctx: FileContext, policy: RequirementPolicy, node: ast.Constant) -> list[Finding]:
+    from porter.tables.requirement_policy import alone_on_lines, requirement_findings
+
     start, end = ctx.span(node)
     source = ctx.text[start:end]
     body = literal_body(source)
