@@ -21,7 +21,7 @@ from porter.commands.options import (
     jobs_option,
     version_option as _version,
 )
-from porter.rules import TARGETS, RuleError, load_rules
+from porter.rules import TARGETS, RuleError
 
 
 class _LazyGroup(click.Group):
@@ -185,6 +185,7 @@ def rules_cmd(code: str | None, target: str | None, config: Path | None, isolate
     """List rule codes and names, or explain one rule (with the project's own rules and codemods)."""
     from porter.verify.codes import for_target as runtime_rules
     from porter.config import project_rule_files
+    from porter.rules import load_rules
 
     targets = [target] if target else list(TARGETS)
     try:

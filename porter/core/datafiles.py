@@ -8,7 +8,6 @@ instead of guessing, so both layouts work without configuration.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -62,6 +61,8 @@ def load_toml(raw: bytes) -> dict:
     one that does not verify, or does not hold a table, is parsed again, never trusted.
     Raises tomllib.TOMLDecodeError or UnicodeDecodeError for a malformed file.
     """
+    import hashlib  # here: finding a data folder (every start) does not load OpenSSL's hashes
+
     cache = user_cache_dir()
     digest = hashlib.sha256(raw).hexdigest()
     rel = f"toml/{digest}.json"

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from porter.core.files import TEMP_SUFFIX, copy_new_file, stale_temporary, write_atomically
-from porter.core.model import FileResult
 from porter.engine.parallel import ForkedMap
 from porter.core.tree import walk
 
 if TYPE_CHECKING:
+    from porter.core.model import FileResult
     from porter.engine.runner import RunResult
 
 

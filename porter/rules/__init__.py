@@ -2,10 +2,29 @@
 
 The bottom of porter's house above porter/core: nothing here imports a pipeline, so
 `porter rules` and the loader run without the file-type libraries (tree-sitter, YAML).
+
+Names load on first use: a command that only checks `--target` (terms.py) or starts writing
+OUT does not pay for the model, the kinds and the loader before it must.
 """
 
-from porter.rules.load import known_codes, load_rule_files, load_rules
-from porter.rules.model import TARGETS, Example, Rule, RuleError, RuleSet
-from porter.rules.selection import ActiveRules, Selection
+import importlib
 
-__all__ = ["TARGETS", "ActiveRules", "Example", "Rule", "RuleError", "RuleSet", "Selection", "known_codes", "load_rule_files", "load_rules"]
+_WHERE = {
+    "TARGETS": "porter.rules.terms",
+    "RuleError": "porter.rules.terms",
+    "Example": "porter.rules.model",
+    "Rule": "porter.rules.model",
+    "RuleSet": "porter.rules.model",
+    "ActiveRules": "porter.rules.selection",
+    "Selection": "porter.rules.selection",
+    "known_codes": "porter.rules.load",
+    "load_rule_files": "porter.rules.load",
+    "load_rules": "porter.rules.load",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'porter.rules' has no attribute {name!r}")

@@ -32,7 +32,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from porter.rules.kinds import CODEMOD as KIND
-from porter.rules.model import SEVERITIES, TARGETS, Rule
+from porter.rules.model import Rule
+from porter.rules.terms import SEVERITIES, TARGETS
 
 INSTALL_HINT = 'pip install "cuda-porter[codemods]"'
 _CODE = re.compile(r"^PRT\d{3}$")

@@ -17,7 +17,8 @@ from typing import Any
 from porter.core.datafiles import data_dir, load_toml
 from porter.core.toml import tomllib
 from porter.rules.kinds import KINDS, Field
-from porter.rules.model import APPLICABILITY, SEVERITIES, TARGETS, Example, Rule, RuleError, RuleSet
+from porter.rules.model import Example, Rule, RuleSet
+from porter.rules.terms import APPLICABILITY, SEVERITIES, TARGETS, RuleError
 
 _CODE = re.compile(r"^PRT\d{3}$")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")

@@ -1,21 +1,13 @@
 """The rule model: what one rule is and a target's set of rules.
 
 A leaf module (it imports nothing of porter): every layer above reads rules, none of them
-is needed to describe one.
+is needed to describe one. The model's words (targets, severities, RuleError) are terms.py's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-
-TARGETS = ("mlu", "hip")
-SEVERITIES = ("error", "warning", "info")
-APPLICABILITY = ("safe", "unsafe", "manual")
-
-
-class RuleError(ValueError):
-    """A rule file is malformed; the message names the file and the key."""
 
 
 @dataclass(frozen=True)

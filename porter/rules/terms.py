@@ -1,0 +1,14 @@
+"""The words of the rule model that porter needs before it loads a rule: the targets, the
+severities and applicabilities a rule may have, and the error a malformed rule raises.
+
+The command line checks `--target` against TARGETS on every start, so this stays a module
+of constants (loading the model and the loader costs more than a warm run spends on them).
+"""
+
+TARGETS = ("mlu", "hip")
+SEVERITIES = ("error", "warning", "info")
+APPLICABILITY = ("safe", "unsafe", "manual")
+
+
+class RuleError(ValueError):
+    """A rule file is malformed; the message names the file and the key."""
