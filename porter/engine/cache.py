@@ -242,6 +242,7 @@ def encode_file_result(r: FileResult) -> dict:
         "new_bytes": None if r.new_bytes is None else base64.b64encode(r.new_bytes).decode("ascii"),
         "apis": [list(a) for a in r.apis],
         "diff": base64.b64encode(r.diff).decode("ascii"),
+        "lines": r.lines,
     }
 
 
@@ -253,6 +254,7 @@ def decode_file_result(d: dict) -> FileResult:
         new_bytes=None if d["new_bytes"] is None else base64.b64decode(d["new_bytes"], validate=True),
         apis=tuple((api, status) for api, status in d["apis"]),
         diff=base64.b64decode(d["diff"], validate=True),
+        lines=d["lines"],
     )
 
 

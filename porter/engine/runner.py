@@ -93,7 +93,7 @@ def _convert_bytes(task: Task, data: bytes) -> FileResult:
     result = convert_file(task.rel, data, task.kind, _rules(task))
     # The file's part of changes.patch is made here, in the worker, while both texts are at hand.
     diff = file_diff(task.rel, data, result.new_bytes) if result.new_bytes is not None else b""
-    return replace(result, diff=diff)
+    return replace(result, diff=diff, lines=line_count(data))
 
 
 def _check_bytes(task: Task, data: bytes) -> FileCheck:
@@ -109,16 +109,16 @@ _STEPS: dict[str, tuple[Callable[[Task, bytes], object], Callable[[str, str], ob
 }
 
 
-def _work(mode: str, task: Task) -> tuple[object, str, int]:
-    """(result, digest, line count) of one task; the digest and count only when this read was
-    the file's first ("" and 0 otherwise, and for a file that could not be read)."""
+def _work(mode: str, task: Task) -> tuple[object, str]:
+    """(result, digest) of one task; the digest only when this read was the file's first (""
+    otherwise, and for a file that could not be read)."""
     on_bytes, unreadable = _STEPS[mode]
     try:
         data = task.bytes()
     except OSError as exc:
-        return unreadable(task.rel, f"cannot read: {exc.strerror}"), "", 0
+        return unreadable(task.rel, f"cannot read: {exc.strerror}"), ""
     result = on_bytes(task, data)
-    return (result, "", 0) if task.digest else (result, content_digest(data), line_count(data))
+    return (result, "") if task.digest else (result, content_digest(data))
 
 
 def _convert(task: Task) -> FileResult:
@@ -135,12 +135,11 @@ def line_count(data: bytes) -> int:
 
 @dataclass
 class _Tree:
-    """What the walk found: the tasks, the answers made without a worker, symlinks, line counts."""
+    """What the walk found: the tasks, the answers made without a worker, symlinks."""
 
     tasks: list[Task] = field(default_factory=list)
     early: list = field(default_factory=list)
     symlinks: list[str] = field(default_factory=list)
-    lines: dict[str, int] = field(default_factory=dict)
     # A first run's files the workers read (see Task), with what stat said of each.
     unread: dict[str, os.stat_result] = field(default_factory=dict)
 
@@ -179,15 +178,14 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
             st = os.stat(f"{root}/{rel}")
             known = index.seen(rel, st)
             if known is not None:
-                data, (kind, digest, lines) = None, known
+                data, (kind, digest) = None, known
             elif first_read and (kind := source_kind(root, rel)[1]) is not None:
-                data, digest, lines = None, "", 0
+                data, digest = None, ""
                 tree.unread[rel] = st
             else:
                 data, kind = read_source(root, rel, max_bytes)
                 digest = content_digest(data) if kind is not None else ""
-                lines = line_count(data)
-                index.record(rel, st, kind, digest, lines)
+                index.record(rel, st, kind, digest)
             if data is None and kind is not None and max_bytes is not None and st.st_size > max_bytes:
                 tree.unread.pop(rel, None)
                 raise TooLarge(st.st_size, max_bytes)
@@ -207,8 +205,6 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
             finding = kept_finding(rel, *vendor)
             tree.early.append(kept(rel, kind, finding if rules.shows(finding) else None))
             continue
-        if rel not in tree.unread:
-            tree.lines[rel] = lines
         tree.tasks.append(Task(root, rel, data, kind, digest, st.st_size, chosen.ignores(rel)))
     return tree
 
@@ -224,19 +220,17 @@ def _key(task: Task, digest: str, context: str) -> str:
 def _run(mode: str, tree: _Tree, rules: ActiveRules, jobs: int | None, cache: ResultCache | None,
          keep: Callable[[R], bool], index: TreeIndex) -> list[R]:
     """The tasks' results: from the cache where it has them, the rest computed in parallel
-    (and stored); a first run's workers also say each file's digest and line count, which
-    the index records. The index is saved here, once all of that is known."""
+    (and stored); a first run's workers also say each file's digest, which the index records. The index is saved here, once all of that is known."""
     _RULES[:] = [rules]
     context = _context(mode, rules)
     size, bundle = (lambda t: t.size), (lambda t: None if t.kind == "python" else NOT_PYTHON)
     if tree.unread:  # a first run: every task is one (nothing was in the index)
         answers = map_files(partial(_work, mode), tree.tasks, size, jobs, bundle)
-        results = [result for result, _, _ in answers]
+        results = [result for result, _ in answers]
         stored = {}
-        for task, (result, digest, lines) in zip(tree.tasks, answers):
+        for task, (result, digest) in zip(tree.tasks, answers):
             if digest:  # read: what the index and the cache keep of it
-                index.record(task.rel, tree.unread[task.rel], task.kind, digest, lines)
-                tree.lines[task.rel] = lines
+                index.record(task.rel, tree.unread[task.rel], task.kind, digest)
                 if keep(result):
                     stored[_key(task, digest, context)] = result
         if cache is not None and stored:
@@ -298,8 +292,7 @@ def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude
     Files a pipeline handles that are over `max_bytes` are skipped (copied as they are)."""
     results, tree, rules = _tree_results("convert", src, rules, jobs, exclude, cache, files, max_bytes)
     run = RunResult(src, rules.target, rules.version, symlinks=tree.symlinks)
-    run.results = fold_kept_modules(sorted((replace(r, lines=tree.lines.get(r.path, 0)) for r in results),
-                                           key=lambda r: r.path))
+    run.results = fold_kept_modules(sorted(results, key=lambda r: r.path))
     return run
 
 

@@ -38,7 +38,7 @@ LISTINGS_KEPT = 4
 
 
 class TreeIndex:
-    """`listing(...)` the files of the tree; `seen(rel, st)` the (file type, digest, lines)
+    """`listing(...)` the files of the tree; `seen(rel, st)` the (file type, digest)
     recorded for an unchanged file, `record(...)` what was just read; `save()` at the end."""
 
     def __init__(self, cache_dir: Path | None, src: Path) -> None:
@@ -116,17 +116,17 @@ class TreeIndex:
         """No file of the tree is recorded (a first run, or a cache without its index)."""
         return not self.files
 
-    def seen(self, rel: str, st: os.stat_result) -> tuple[str | None, str, int] | None:
+    def seen(self, rel: str, st: os.stat_result) -> tuple[str | None, str] | None:
         entry = self.files.get(rel)
         sig = stat_signature(st)
-        if (not isinstance(entry, list) or len(entry) != 7 or entry[:4] != sig
+        if (not isinstance(entry, list) or len(entry) != 6 or entry[:4] != sig
                 or max(st.st_mtime_ns, st.st_ctime_ns) >= self.trusted_before):
             return None
         self.fresh[rel] = entry
-        return entry[4], entry[5], entry[6]
+        return entry[4], entry[5]
 
-    def record(self, rel: str, st: os.stat_result, kind: str | None, digest: str, lines: int) -> None:
-        self.fresh[rel] = [*stat_signature(st), kind, digest, lines]
+    def record(self, rel: str, st: os.stat_result, kind: str | None, digest: str) -> None:
+        self.fresh[rel] = [*stat_signature(st), kind, digest]
         self.changed = True
 
     def save(self) -> None:
