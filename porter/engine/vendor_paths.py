@@ -9,6 +9,7 @@ copied unchanged, with one `info` finding saying why, whatever its file type.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from porter.core.model import Finding
 from porter.rules import Rule
@@ -18,9 +19,18 @@ KIND = "vendor-path"
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+@lru_cache(maxsize=None)
+def _any_word(words: tuple[str, ...]) -> re.Pattern:
+    """Matches wherever one of `words` is part of a path: every path `vendor_word` marks, and more."""
+    return re.compile("|".join(map(re.escape, words)) or "(?!)")
+
+
 def vendor_word(rel: str, rules: list[Rule]) -> tuple[Rule, str] | None:
     """The rule and the word that mark `rel` as another vendor's file, else None."""
-    parts = rel.lower().split("/")
+    lowered = rel.lower()
+    if not any(_any_word(tuple(rule.params["words"])).search(lowered) for rule in rules):
+        return None  # no rule's word is even part of the path (most paths): no need to split it
+    parts = lowered.split("/")
     words = set(_WORD.findall(" ".join(parts[:-1]))) | set(_WORD.findall(parts[-1].rsplit(".", 1)[0]))
     for rule in rules:
         hit = next((w for w in rule.params["words"] if w in words), None)

@@ -86,7 +86,12 @@ def report_text(report: dict) -> str:
     """report.json's text: one line per top-level scalar, per summary entry, per finding,
     per file, per rule. Readable and diffable, and written by json's C encoder (with
     `indent`, json falls back to its Python encoder, ~10x slower on a large report)."""
-    parts = []
+    return joined_report(report_parts(report))
+
+
+def report_parts(report: dict) -> dict[str, str]:
+    """Each top-level key's part of `report_text` (reports/write.py keys its pages by them)."""
+    parts = {}
     for key, value in report.items():
         if isinstance(value, list) and value:
             body = "[\n" + ",\n".join("  " + _dumps(item) for item in value) + "\n ]"
@@ -94,8 +99,12 @@ def report_text(report: dict) -> str:
             body = "{\n" + ",\n".join(f"  {_dumps(k)}: {_dumps(v)}" for k, v in value.items()) + "\n }"
         else:
             body = _dumps(value)
-        parts.append(f" {_dumps(key)}: {body}")
-    return "{\n" + ",\n".join(parts) + "\n}\n"
+        parts[key] = f" {_dumps(key)}: {body}"
+    return parts
+
+
+def joined_report(parts: dict[str, str]) -> str:
+    return "{\n" + ",\n".join(parts.values()) + "\n}\n"
 
 
 def _dumps(value: object) -> str:

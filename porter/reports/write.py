@@ -8,14 +8,13 @@ that changed nothing skips the rendering, the slowest part of writing the report
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
 from porter.core.files import remove_beneath, write_beneath
 from porter.engine.cache import cached_texts, stored_texts
-from porter.reports.json_report import report_text
+from porter.reports.json_report import joined_report, report_parts
 
 
 REPORT_FILES = ("changes.patch", "report.json", "report.md", "report.html")
@@ -47,13 +46,14 @@ def report_steps(report: dict, patch: bytes, root: Path, rel: str,
     def put(name: str, data: bytes) -> None:
         write_beneath(root, f"{rel}/{name}" if rel else name, data)
 
-    json_text = report_text(report)
+    parts = report_parts(report)
+    json_text = joined_report(parts)
     remove_beneath(root, f"{rel}/report.json" if rel else "report.json")  # an earlier run's: not this one's
     put("changes.patch", patch)
     # report.md and report.html never show where OUT is, so a re-run into another OUT (a
     # fresh directory per CI job) still finds them.
-    shown = json.dumps({k: v for k, v in report.items() if k != "output"}, sort_keys=True)
-    inputs = hashlib.sha256(patch).hexdigest().encode() + shown.encode()
+    shown = "\n".join(text for key, text in parts.items() if key != "output")
+    inputs = hashlib.sha256(patch).hexdigest().encode() + shown.encode("utf-8", "surrogatepass")
 
     def html() -> list[str]:
         from porter.reports.html import render_html  # jinja2 is loaded only when rendering
