@@ -113,6 +113,17 @@ def test_new_file_and_edited_gitignore_are_seen(tmp_path, monkeypatch, trusting)
     assert "pkg/extra.py" not in _check(src, cache)
 
 
+def test_a_gitignore_added_to_a_folder_is_seen(tmp_path, monkeypatch, trusting):
+    """A folder listed without a .gitignore records no entry for it: the folder's own
+    signature (its change time cannot be set back) is what says one was added."""
+    src, cache = _tree(tmp_path), tmp_path / "cache"
+    assert "pkg/model.py" in _check(src, cache)
+    folder = os.stat(src / "pkg")
+    (src / "pkg" / ".gitignore").write_text("model.py\n")
+    os.utime(src / "pkg", ns=(folder.st_atime_ns, folder.st_mtime_ns))  # as `rsync -t` leaves it
+    assert "pkg/model.py" not in _check(src, cache)
+
+
 def test_a_file_changed_within_the_racy_window_is_read_again(tmp_path, monkeypatch):
     src, cache = _tree(tmp_path), tmp_path / "cache"
     _check(src, cache)  # the index is written moments after the files: none is trusted yet

@@ -205,6 +205,12 @@ class TreeFilter:
             self._gitignores[folder_rel] = self._read_gitignore(path)
         return self._gitignores[folder_rel]
 
+    def _listed(self, folder_rel: str, names: set[str]) -> None:
+        """A folder the walk listed: without a .gitignore it has no patterns, and nothing needs
+        recording in `consulted` (the folder's own signature changes when one is added)."""
+        if ".gitignore" not in names:
+            self._gitignores[folder_rel] = None
+
     def _read_gitignore(self, path: Path) -> Patterns | None:
         self.consulted[str(path)] = signature(str(path))
         try:
@@ -263,7 +269,7 @@ class TreeFilter:
                     continue
                 yield Entry(rel, False)
             return
-        for entry in walk(self.src, exclude, prune=self.skip_dir, dirs=dirs):
+        for entry in walk(self.src, exclude, prune=self.skip_dir, dirs=dirs, listed=self._listed):
             if not self.skip_file(entry.rel):
                 yield entry
 

@@ -28,7 +28,8 @@ class Entry:
 
 def walk(root: Path, exclude: Path | None = None,
          prune: Callable[[str, str], bool] | None = None,
-         dirs: dict[str, list[int] | None] | None = None) -> Iterator[Entry]:
+         dirs: dict[str, list[int] | None] | None = None,
+         listed: Callable[[str, set[str]], None] | None = None) -> Iterator[Entry]:
     """Regular files and symlinks under root, sorted, without descending into symlinked
     directories. Sockets, pipes and devices are never read (reading a named pipe would wait
     forever) but are yielded with `skipped` set; a folder that cannot be read is yielded
@@ -42,11 +43,13 @@ def walk(root: Path, exclude: Path | None = None,
     `dirs`, when given, receives the `signature` of every folder the walk lists or leaves
     out by its relative path ("" for the root): while they all keep their signatures, a walk
     would yield the same names (porter/engine/tree_index.py lists a tree again from them).
+    `listed(rel_dir, names)` is told each folder's names before any of its entries is yielded
+    or pruned (the file selection learns there which folders hold a .gitignore).
     """
     exclude_s = str(exclude) if exclude else None
     if dirs is not None:
         dirs[""] = signature(str(root))
-    yield from _walk(str(root), "", exclude_s, prune, dirs)
+    yield from _walk(str(root), "", exclude_s, prune, dirs, listed)
 
 
 def signature(path: str) -> list[int] | None:
@@ -64,7 +67,8 @@ def stat_signature(st: os.stat_result) -> list[int]:
 
 
 def _walk(folder: str, rel_dir: str, exclude: str | None, prune: Callable[[str, str], bool] | None = None,
-          dirs: dict[str, list[int] | None] | None = None) -> Iterator[Entry]:
+          dirs: dict[str, list[int] | None] | None = None,
+          listed: Callable[[str, set[str]], None] | None = None) -> Iterator[Entry]:
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -72,6 +76,8 @@ def _walk(folder: str, rel_dir: str, exclude: str | None, prune: Callable[[str, 
         if rel_dir:  # the root itself is the caller's to check
             yield Entry(rel_dir, False, failed=f"cannot read folder: {exc.strerror}")
         return
+    if listed is not None:
+        listed(rel_dir, {entry.name for entry in entries})
     subdirs = []
     for entry in entries:
         rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
@@ -93,7 +99,7 @@ def _walk(folder: str, rel_dir: str, exclude: str | None, prune: Callable[[str, 
         else:
             yield Entry(rel, False, skipped=f"{_special_kind(entry)}: not read or copied")
     for path, rel in subdirs:
-        yield from _walk(path, rel, exclude, prune, dirs)
+        yield from _walk(path, rel, exclude, prune, dirs, listed)
 
 
 def _special_kind(entry: os.DirEntry) -> str:
