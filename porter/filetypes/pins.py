@@ -72,7 +72,9 @@ _LOWER_BOUNDS = (">=", ">", "==", "~=", "===")
 
 def _plain_release(version: str) -> tuple[int, ...] | None:
     """A release of digits and dots as PEP 440 compares it (4.55 == 4.55.0); None otherwise."""
-    if not re.fullmatch(r"[0-9]+(?:\.[0-9]+)*", version):
+    from porter.tables.plain_requirement import RELEASE
+
+    if not re.fullmatch(RELEASE, version):
         return None
     release = [int(part) for part in version.split(".")]
     while release and release[-1] == 0:

@@ -15,14 +15,14 @@ import re
 from dataclasses import dataclass
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
-_RELEASE = r"[0-9]+(?:\.[0-9]+)*"
+RELEASE = r"[0-9]+(?:\.[0-9]+)*"  # digits and dots: a release as pins.py compares it too
 # A canonical public version: release, then optional pre (a/b/rc N), post (.postN), dev (.devN).
 _SUFFIX = r"(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?"
-_PUBLIC = _RELEASE + _SUFFIX
+_PUBLIC = RELEASE + _SUFFIX
 _LOCAL = r"\+[a-z0-9]+(?:\.[a-z0-9]+)*"
 # Which operator takes which version: a local label or a `.*` only with == and !=; ~= wants
 # at least two release numbers.
-_CLAUSE = re.compile(rf"\s*(?:(?P<eq>==|!=)\s*(?P<v1>{_PUBLIC}(?:{_LOCAL})?|{_RELEASE}\.\*)"
+_CLAUSE = re.compile(rf"\s*(?:(?P<eq>==|!=)\s*(?P<v1>{_PUBLIC}(?:{_LOCAL})?|{RELEASE}\.\*)"
                      rf"|(?P<cmp><=|>=|<|>)\s*(?P<v2>{_PUBLIC})"
                      rf"|(?P<compat>~=)\s*(?P<v3>[0-9]+(?:\.[0-9]+)+{_SUFFIX}))\s*")
 _REQUIREMENT = re.compile(rf"(?P<name>{_NAME})\s*(?:\[(?P<extras>[^\]]*)\])?\s*(?P<rest>.*)", re.DOTALL)
