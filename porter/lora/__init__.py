@@ -3,7 +3,7 @@
 Names are loaded on first use: a convert whose entry point is in the cache needs only
 render.py, not the target facts and planning modules."""
 
-import importlib
+from porter.core.lazy import names_on_first_use
 
 _WHERE = {
     "detect_layout": "porter.lora.layout",
@@ -15,8 +15,4 @@ _WHERE = {
 }
 __all__ = sorted(_WHERE)
 
-
-def __getattr__(name: str):
-    if name in _WHERE:
-        return getattr(importlib.import_module(_WHERE[name]), name)
-    raise AttributeError(f"module 'porter.lora' has no attribute {name!r}")
+__getattr__ = names_on_first_use(__name__, _WHERE)

@@ -7,7 +7,7 @@ Names load on first use: a command that only checks `--target` (terms.py) or sta
 OUT does not pay for the model, the kinds and the loader before it must.
 """
 
-import importlib
+from porter.core.lazy import names_on_first_use
 
 _WHERE = {
     "TARGETS": "porter.rules.terms",
@@ -23,8 +23,4 @@ _WHERE = {
 }
 __all__ = sorted(_WHERE)
 
-
-def __getattr__(name: str):
-    if name in _WHERE:
-        return getattr(importlib.import_module(_WHERE[name]), name)
-    raise AttributeError(f"module 'porter.rules' has no attribute {name!r}")
+__getattr__ = names_on_first_use(__name__, _WHERE)
