@@ -229,10 +229,11 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     run.results += problems
     report = build_report(run, rules, out)
     # The report pages and the LoRA entry point share nothing: each is written by the next free
-    # process; report.json, which says the report is there, comes after them.
+    # process, the two long ones (report.html, then the LoRA files) first, report.md after them;
+    # report.json, which says the report is there, comes last.
     report_pages, finish_report = report_steps(report, patch_bytes(run), place.root, place.rel, opts.cache_dir)
-    side_by_side([*report_pages, lambda: render_lora(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir,
-                                                     root=place.root)], opts.jobs)
+    lora = lambda: render_lora(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir, root=place.root)  # noqa: E731
+    side_by_side([*report_pages[:1], lora, *report_pages[1:]], opts.jobs)
     finish_report()
     from porter.core.files import remove_stale_temporaries_in
 
