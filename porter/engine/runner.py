@@ -220,7 +220,8 @@ def _key(task: Task, digest: str, context: str) -> str:
 def _run(mode: str, tree: _Tree, rules: ActiveRules, jobs: int | None, cache: ResultCache | None,
          keep: Callable[[R], bool], index: TreeIndex) -> list[R]:
     """The tasks' results: from the cache where it has them, the rest computed in parallel
-    (and stored); a first run's workers also say each file's digest, which the index records. The index is saved here, once all of that is known."""
+    (and stored); a first run's workers also say each file's digest, which the index
+    records. The index is saved here, once all of that is known."""
     _RULES[:] = [rules]
     context = _context(mode, rules)
     size, bundle = (lambda t: t.size), (lambda t: None if t.kind == "python" else NOT_PYTHON)
