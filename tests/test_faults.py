@@ -728,6 +728,8 @@ def test_in_place_write_refused_is_a_failure(tmp_path, monkeypatch):
     report = _report(tmp_path / "repo_porter_report")
     assert report["summary"]["files_changed"] == 0
     assert (tmp_path / "repo_porter_report" / "changes.patch").read_bytes() == b""
+    for page in ("report.md", "report.html"):  # the pages say what SRC holds too
+        assert "not written: Permission denied" in (tmp_path / "repo_porter_report" / page).read_text()
     assert (src / "pkg" / "a.py").read_text() == CUDA
 
 
