@@ -177,3 +177,13 @@ def test_a_changed_api_table_invalidates_results(tmp_path, monkeypatch):
         assert cache.code_fingerprint() != before
     finally:
         cache.code_fingerprint.cache_clear()
+
+
+def test_a_key_follows_porters_code_within_a_process(monkeypatch):
+    """Keys of a run share one prefix hash (version, code, context), made once: another code
+    fingerprint must still give another key."""
+    import porter.engine.cache as cache
+
+    key = cache.cache_key("digest", "a.py", "context")
+    monkeypatch.setattr(cache, "code_fingerprint", lambda: "other code")
+    assert cache.cache_key("digest", "a.py", "context") != key

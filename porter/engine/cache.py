@@ -66,7 +66,7 @@ def cache_key(digest: str, rel: str, context: str) -> str:
     """Key of one file's result: the digest of its bytes (`content_digest`: a re-run may know
     it without reading the file, porter/engine/tree_index.py), its path (file types depend on
     it), the run context."""
-    h = _key_prefix(context).copy()
+    h = _key_prefix(__version__, code_fingerprint(), context).copy()
     # A name that is not UTF-8 (surrogateescape) keys by its bytes.
     for part in (rel.encode("utf-8", "surrogateescape"), digest.encode()):
         h.update(len(part).to_bytes(8, "little"))
@@ -75,10 +75,10 @@ def cache_key(digest: str, rel: str, context: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def _key_prefix(context: str):
+def _key_prefix(version: str, fingerprint: str, context: str):
     """The hash of what every key of a run starts with (never updated: `cache_key` copies it)."""
     h = hashlib.sha256()
-    for part in (__version__.encode(), code_fingerprint().encode(), context.encode()):
+    for part in (version.encode(), fingerprint.encode(), context.encode()):
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)
     return h
