@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -232,7 +233,7 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     # process, the two long ones (report.html, then the LoRA files) first, report.md after them;
     # report.json, which says the report is there, comes last.
     report_pages, finish_report = report_steps(report, patch_bytes(run), place.root, place.rel, opts.cache_dir)
-    lora = lambda: render_lora(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir, root=place.root)  # noqa: E731
+    lora = partial(render_lora, out, place.lora_dir, opts.target, cache_dir=opts.cache_dir, root=place.root)
     side_by_side([*report_pages[:1], lora, *report_pages[1:]], opts.jobs)
     finish_report()
     from porter.core.files import remove_stale_temporaries_in

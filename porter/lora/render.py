@@ -123,7 +123,8 @@ def _plan(tree: Path, out_name: str, target: str, deepspeed: bool, layout: str |
         plan.append((f"{LF_DIR}/run_sft.sh", "lf_run_sft.sh.j2", True))
         plan.append((f"{LF_DIR}/templates.json", "lf_templates.json.j2", False))
     env = _environment()
-    return [RenderedFile(relpath, env.get_template(name).render(**context), executable) for relpath, name, executable in plan]
+    return [RenderedFile(relpath, env.get_template(name).render(**context), executable)
+            for relpath, name, executable in plan]
 
 
 def _template_table(tree: Path, layout: str, cache_dir: Path | None) -> dict:
