@@ -176,18 +176,16 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
     for rel in entries:
         try:
             st = os.stat(f"{root}/{rel}")
-            known = index.seen(rel, st)
+            known, worker_reads = index.seen(rel, st), False
             if known is not None:
                 data, (kind, digest) = None, known
             elif first_read and (kind := source_kind(root, rel)[1]) is not None:
-                data, digest = None, ""
-                tree.unread[rel] = st
+                data, digest, worker_reads = None, "", True  # and gives the index its digest
             else:
                 data, kind = read_source(root, rel, max_bytes)
                 digest = content_digest(data) if kind is not None else ""
                 index.record(rel, st, kind, digest)
             if data is None and kind is not None and max_bytes is not None and st.st_size > max_bytes:
-                tree.unread.pop(rel, None)
                 raise TooLarge(st.st_size, max_bytes)
         except OSError as exc:
             tree.early.append(unreadable(rel, f"cannot read: {exc.strerror}"))
@@ -205,6 +203,8 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
             finding = kept_finding(rel, *vendor)
             tree.early.append(kept(rel, kind, finding if rules.shows(finding) else None))
             continue
+        if worker_reads:
+            tree.unread[rel] = st
         tree.tasks.append(Task(root, rel, data, kind, digest, st.st_size, chosen.ignores(rel)))
     return tree
 
@@ -251,19 +251,18 @@ def _first_read(index: TreeIndex, cache: ResultCache | None, mode: str, rules: A
 
 
 # Per command, the answers made without a worker: for a file no pipeline handles, another
-# vendor's file kept as it is (with its note, when shown), one skipped and one unreadable; and
-# whether porter's own LoRA files are scanned too (check: it is code the user will run).
+# vendor's file kept as it is (with its note, when shown) and one skipped (an unreadable one
+# is answered as a worker answers it, _STEPS); and whether porter's own LoRA files are
+# scanned too (check: it is code the user will run).
 _ANSWERS: dict[str, dict] = {
     "convert": {
         "with_lora": False,
-        "unreadable": _unreadable_result,
         "other": lambda rel: FileResult(rel, "unchanged", kind="other"),
         "kept": lambda rel, kind, finding: FileResult(rel, "unchanged", kind=kind, findings=(finding,) if finding else ()),
         "skipped": lambda rel, why: FileResult(rel, "skipped", kind="other", reason=why),
     },
     "check": {
         "with_lora": True,
-        "unreadable": _unreadable_check,
         "other": lambda rel: FileCheck(rel),
         "kept": lambda rel, kind, finding: FileCheck(rel, kind, (finding,), ("",)) if finding else FileCheck(rel, kind),
         "skipped": lambda rel, why: FileCheck(rel, skipped=why),
@@ -282,7 +281,7 @@ def _tree_results(mode: str, src: Path, rules: ActiveRules, jobs: int | None, ex
     # they make moot are off.
     rules = project_off(rules, src, index.remembered)
     tree = _read_tree(src, rules, exclude, max_bytes=max_bytes, files=files, index=index,
-                      first_read=_first_read(index, cache, mode, rules), **_ANSWERS[mode])
+                      first_read=_first_read(index, cache, mode, rules), unreadable=_STEPS[mode][1], **_ANSWERS[mode])
     return tree.early + _run(mode, tree, rules, jobs, cache, _KEEP[mode], index), tree, rules
 
 

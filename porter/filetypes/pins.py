@@ -23,7 +23,6 @@ from porter.rules import ActiveRules
 _CONDITION = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*>=\s*([0-9][0-9A-Za-z.+!-]*)\s*")
 # A PEP 508 string: its name, extras, and the version specifiers up to a marker or URL.
 _REQUIREMENT = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*\(?([^;@()]*)")
-_SEPARATORS = re.compile(r"[-_.]+")
 _MAX_BYTES = 1 << 20  # a pin file larger than this is not one
 
 
@@ -55,8 +54,10 @@ class ProjectPins:
 
 
 def canonical(name: str) -> str:
-    """PEP 503 normalisation (without importing packaging: this runs at start-up)."""
-    return _SEPARATORS.sub("-", name).lower()
+    """PEP 503 normalisation (plain_requirement's, loaded once a pin is read)."""
+    from porter.tables.plain_requirement import canonical_name
+
+    return canonical_name(name)
 
 
 def parse_condition(condition: str) -> tuple[str, str]:

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from porter.rules.terms import SEVERITIES
+
 # Values some fields may hold. Kept here, at the bottom of the house, so the loader can check
 # them without importing the tables or pipelines that use them.
 API_STATUSES = ("supported", "partial", "unsupported", "unknown")  # an op table entry's status
 API_USES = ("api", "method", "likely-method")  # how the op scan saw a use
 PACKAGE_ACTIONS = ("keep", "replace", "drop", "flag")  # a package table entry's action
+REQUIREMENT_STRING = "requirement-string"  # the kind every packaging file's requirements go through
 # A requirement-string rule's `on`: the table's actions and what porter checks itself.
 # "extra": an extra named like a distribution the table does not keep (`.[bitsandbytes]`);
 # "vendor-build": a distribution that must come from the target's own build of it.
@@ -24,7 +27,6 @@ REQUIREMENT_OUTCOMES = ("drop", "replace", "flag", "note", "local-version", "ind
                         "vendor-build")
 # "any": every YAML/JSON mapping document, whatever tool reads it (run configs of any schema).
 CONFIG_TYPES = ("training", "accelerate", "deepspeed", "any")
-SEVERITIES = ("error", "warning", "info")
 SUPPRESSION_PROBLEMS = ("invalid", "unused")  # what a suppression-comment rule reports
 CODEMOD = "codemod"  # the kind of a project's codemod rules (porter/rules/codemods.py)
 
@@ -78,7 +80,7 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL}),
     KindSchema("library-import", {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
     # `once_per_file`: the rule's findings in one file are one thing to act on (porter/engine/pipeline.py).
-    KindSchema("requirement-string", {"on": _f(str, choices=REQUIREMENT_OUTCOMES)},
+    KindSchema(REQUIREMENT_STRING, {"on": _f(str, choices=REQUIREMENT_OUTCOMES)},
                {"url_patterns": _LIST, "once_per_file": _BOOL},
                example_file="requirements.txt"),
     KindSchema("device-guard", {"checks": _LIST, "target_check": _STR, "other_devices": _LIST},

@@ -10,7 +10,6 @@ in the data fails loudly with the file and key instead of silently matching noth
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,7 +19,9 @@ from typing import Literal
 
 from porter.core.datafiles import data_dir, load_toml
 from porter.core.toml import tomllib
-from porter.rules.kinds import PACKAGE_ACTIONS, SEVERITIES
+from porter.rules.kinds import PACKAGE_ACTIONS
+from porter.rules.terms import SEVERITIES
+from porter.tables.plain_requirement import canonical_name as canonicalize_name
 
 Action = Literal["keep", "replace", "drop", "flag"]
 ACTIONS: tuple[Action, ...] = PACKAGE_ACTIONS  # type: ignore[assignment]
@@ -77,13 +78,6 @@ class PackageTable:
         return self.imports.get(module.split(".", 1)[0])
 
 
-_SEPARATORS = re.compile(r"[-_.]+")
-
-
-def canonicalize_name(name: str) -> str:
-    """PEP 503 normalisation (what packaging.utils.canonicalize_name does), without
-    importing packaging on the start-up path."""
-    return _SEPARATORS.sub("-", name).lower()
 
 
 def _fail(path: Path, key: str, problem: str) -> ValueError:

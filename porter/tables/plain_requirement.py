@@ -77,6 +77,14 @@ def parse_plain(text: str) -> PlainRequirement | None:
     return PlainRequirement(match["name"], frozenset(extras), tuple(specifiers), None)
 
 
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 normalisation, as packaging.utils.canonicalize_name does it."""
+    return _SEPARATORS.sub("-", name).lower()
+
+
 _IDENTIFIERS = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"  # an interpreter tag set: py2.py3
 _COMPONENTS = r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*"  # an ABI or platform tag set
 _WHEEL = re.compile(rf"(?P<name>[A-Za-z0-9_.]+)-(?P<version>{_PUBLIC})(?P<local>\+[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?"
@@ -91,4 +99,4 @@ def plain_wheel(filename: str) -> tuple[str, str] | None:
     if match is None or "__" in match["name"] or match["name"].startswith(("_", ".")) or match["name"].endswith(("_", ".")):
         return None
     # A version's local label reads in lower case (`+cu12torch2.6cxx11abiFALSE` is `...abifalse`).
-    return re.sub(r"[-_.]+", "-", match["name"]).lower(), match["version"] + (match["local"] or "").lower()
+    return canonical_name(match["name"]), match["version"] + (match["local"] or "").lower()

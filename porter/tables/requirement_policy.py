@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from porter.core.model import Edit, Finding
-from porter.rules.kinds import REQUIREMENT_OUTCOMES
+from porter.rules.kinds import REQUIREMENT_OUTCOMES, REQUIREMENT_STRING
 from porter.tables.packages import PackageEntry, PackageTable, load_package_table
 from porter.tables.plain_requirement import PlainRequirement, parse_plain, plain_wheel
 from porter.rules import Rule
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # packaging is imported where a requirement is parsed (start-
     from packaging.requirements import Requirement
 
 
-KIND = "requirement-string"
+KIND = REQUIREMENT_STRING
 # What a `requirement-string` rule's `on` may say: the table's actions, and the three
 # things porter checks itself (a +cuXXX pin, a CUDA wheel index, a line it cannot parse).
 OUTCOMES = REQUIREMENT_OUTCOMES

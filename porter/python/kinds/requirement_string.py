@@ -19,11 +19,12 @@ from porter.python.kinds.literal_text import literal_body
 from porter.core.model import Finding
 from porter.python.context import FileContext
 from porter.rules import Rule
+from porter.rules.kinds import REQUIREMENT_STRING
 
 if TYPE_CHECKING:
     from porter.tables.requirement_policy import RequirementPolicy
 
-NAME = "requirement-string"  # requirement_policy.KIND (that module loads only for a file that lists requirements)
+NAME = REQUIREMENT_STRING
 
 _KEYWORDS = ("install_requires", "extras_require")
 _MAX_DEPTH = 6  # nesting followed (names, A + B, dict of lists): enough for real setup.py files
