@@ -144,16 +144,16 @@ def test_a_file_changed_between_the_walk_and_its_read_is_not_stored(tmp_path, mo
     """The index vouched for a file unread; the worker that reads it after all (the result
     cache had no answer) finds other bytes: it fails the file rather than store a result
     under the key of bytes it never saw."""
-    from porter.engine.runner import Task, _check
+    from porter.engine.runner import Task, _result
     from porter.rules import ActiveRules, Selection, load_rules
 
     monkeypatch.setattr(porter.engine.runner, "_RULES", [ActiveRules(load_rules("mlu"), Selection())])
     src = _tree(tmp_path)
     data = (src / "train.py").read_bytes()
     task = Task(str(src), "train.py", None, "python", porter.engine.cache.content_digest(data), len(data))
-    assert _check(task).skipped is None
+    assert _result("check", task).skipped is None
     (src / "train.py").write_text(CUDA.replace("zeros", "ones"))
-    assert "changed while porter ran" in _check(task).skipped
+    assert "changed while porter ran" in _result("check", task).skipped
 
 
 def test_converts_into_new_folders_and_checks_share_one_listing(tmp_path, monkeypatch, trusting):

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-Severity = Literal["error", "warning", "info"]
-SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
+from porter.core.severity import SEVERITIES, Severity  # noqa: F401  (re-exported: the model's words)
+
 FileStatus = Literal["changed", "unchanged", "skipped", "failed"]
 # How `check` words a finding whose edit `convert` would apply (so both count alike).
 REWRITE_PREFIX = "would be rewritten: "

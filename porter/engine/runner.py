@@ -121,12 +121,9 @@ def _work(mode: str, task: Task) -> tuple[object, str]:
     return (result, "") if task.digest else (result, content_digest(data))
 
 
-def _convert(task: Task) -> FileResult:
-    return _work("convert", task)[0]  # type: ignore[return-value]
-
-
-def _check(task: Task) -> FileCheck:
-    return _work("check", task)[0]  # type: ignore[return-value]
+def _result(mode: str, task: Task) -> object:
+    """The result of one task alone (the index already knows the file's digest)."""
+    return _work(mode, task)[0]
 
 
 def line_count(data: bytes) -> int:
@@ -238,7 +235,7 @@ def _run(mode: str, tree: _Tree, rules: ActiveRules, jobs: int | None, cache: Re
             cache.put_many(context, stored)
     else:
         keys = [_key(t, t.digest, context) for t in tree.tasks] if cache else []
-        results = cached_map(_convert if mode == "convert" else _check, tree.tasks, keys, size, jobs, cache, context,
+        results = cached_map(partial(_result, mode), tree.tasks, keys, size, jobs, cache, context,
                              keep=keep, bundle=bundle, path_of=lambda t: t.rel)
     index.save()
     return results  # type: ignore[return-value]

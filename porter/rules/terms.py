@@ -5,8 +5,9 @@ The command line checks `--target` against TARGETS on every start, so this stays
 of constants (loading the model and the loader costs more than a warm run spends on them).
 """
 
+from porter.core.severity import SEVERITIES  # noqa: F401  (one list for every layer)
+
 TARGETS = ("mlu", "hip")
-SEVERITIES = ("error", "warning", "info")
 APPLICABILITY = ("safe", "unsafe", "manual")
 
 
