@@ -110,6 +110,22 @@ def test_a_variable_without_counterpart_is_one_finding_per_file():
     assert sorted((f.rule, f.line) for f in found if f.rule == "PRT202") == [("PRT202", 4), ("PRT202", 5)]  # each rename stays
 
 
+def test_a_flagged_name_is_reported_at_its_uses_not_again_at_its_import():
+    """qlora.py imported BitsAndBytesConfig and prepare_model_for_kbit_training and used each:
+    four findings for two things to act on. The uses are reported; an import is reported
+    only where the file shows no use of it (a re-export)."""
+    text = (
+        "from peft import prepare_model_for_kbit_training\n"
+        "from transformers import BitsAndBytesConfig as Quant, AutoModel\n"
+        "model = AutoModel.from_pretrained('m', quantization_config=Quant(load_in_4bit=False))\n"
+        "model = prepare_model_for_kbit_training(model)\n"
+    )
+    found = check_bytes("train.py", text.encode(), DEFAULT).findings
+    assert [(f.rule, f.line) for f in found if f.rule == "PRT402"] == [("PRT402", 3), ("PRT402", 4)]
+    reexport = b"from transformers import BitsAndBytesConfig\n__all__ = ['BitsAndBytesConfig']\n"
+    assert [(f.rule, f.line) for f in check_bytes("__init__.py", reexport, DEFAULT).findings] == [("PRT402", 1)]
+
+
 def test_nccl_for_another_stack_is_reported_once_per_line_and_not_rewritten():
     text = (
         "def sync(args):\n"

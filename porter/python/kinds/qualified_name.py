@@ -6,7 +6,8 @@ dotted prefix of it (so `torch.cuda` covers `torch.cuda.synchronize`). With `rep
 components are replaced, and import statements are renamed so that their local names keep
 working (`from torch import cuda` -> `from torch import mlu as cuda`). With
 `add_keywords`, calls and bare decorators of the name gain those keywords
-(`@custom_fwd` -> `@custom_fwd(device_type="mlu")`). Without `replace` it only reports.
+(`@custom_fwd` -> `@custom_fwd(device_type="mlu")`). Without `replace` it only reports: at
+each use, and at an import only where the file shows no use of the name.
 """
 
 from __future__ import annotations
@@ -42,16 +43,30 @@ def screen_words(rules: list[Rule]) -> set[str]:
     return {screen_word(name) for r in rules for name in r.params["match"]}
 
 
-def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+def check(ctx: FileContext, rules: list[Rule]) -> list[Finding]:
     table = NameTable(rules)
+    imports: list[Finding] = []
     for node in ctx.nodes(ast.Import):
-        yield from check_import(ctx, table, node)
+        imports.extend(check_import(ctx, table, node))
     for node in ctx.nodes(ast.ImportFrom):
-        yield from check_import_from(ctx, table, node)
+        imports.extend(check_import_from(ctx, table, node))
+    uses: list[Finding] = []
     for node, qual in ctx.import_chains:
         hit = table.lookup(qual)
         if hit is not None:
-            yield from _check_use(ctx, table, node, qual, hit[1])
+            uses.extend(_check_use(ctx, table, node, qual, hit[1]))
+    return [f for f in imports if not _reported_at_a_use(f, uses)] + uses
+
+
+def _reported_at_a_use(finding: Finding, uses: list[Finding]) -> bool:
+    """An import that a flag-only rule reports says nothing the reports at the name's uses do
+    not (`from transformers import BitsAndBytesConfig`, then `BitsAndBytesConfig(...)`): one
+    thing to act on, so the import is reported only where the file shows no use of it."""
+    if finding.edit is not None or finding.subject is None:
+        return False
+    name = finding.subject
+    return any(u.rule == finding.rule and u.subject is not None and (u.subject == name or u.subject.startswith(name + "."))
+               for u in uses)
 
 
 def _chain(node: ast.AST) -> tuple[ast.Name, list[ast.Attribute]]:
