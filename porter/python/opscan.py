@@ -26,11 +26,12 @@ from functools import lru_cache
 from porter.core.model import Finding
 from porter.tables.optables import ANY_VERSION, ApiEntry, ApiTable
 from porter.python.context import FileContext
+from porter.python.devices import OTHER_DEVICES
 from porter.python.receivers import Receivers
 from porter.rules import Rule
 
 KIND = "op-table"
-_OTHER_DEVICES = ("torch.xpu", "torch.mps", "torch.npu", "torch.mtia", "torch.hpu", "torch.backends.mps")
+_OTHER_DEVICES = (*(f"torch.{device}" for device in OTHER_DEVICES), "torch.backends.mps")
 _OTHER_DEVICE_PREFIXES = tuple(d + "." for d in _OTHER_DEVICES)
 _DTYPES = {"float", "double", "half", "bfloat16", "float16", "float32", "float64", "long", "int", "short",
            "bool", "uint8", "int8", "int16", "int32", "int64", "cfloat", "cdouble", "complex64",

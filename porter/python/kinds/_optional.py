@@ -1,12 +1,14 @@
 """Whether an import must succeed for its module to run.
 
-Four answers, asked of the statements around one `import`:
+Five answers, asked of the statements around one `import`:
 
 - it never runs: under `if TYPE_CHECKING:` (a type checker reads it, Python does not);
 - it is optional: the module already runs without the package, because the import sits in
   a `try:` whose handler catches the ImportError and goes on (`except ImportError: x =
   None`, an env report's `except Exception: pass`), or under a test that asks whether the
   package is installed (`if is_vllm_available():`, `if importlib.util.find_spec("x"):`);
+- it runs elsewhere: under a test that another vendor's accelerator is in use (`if
+  self.device == "npu":`, `elif torch.xpu.is_available():`), where the target never goes;
 - it belongs to a test: inside a `test_*` function, it is that test's own dependency (a
   test of Megatron or sglang), which cannot run on the target whatever is ported;
 - it is required: anything else, including a `try:` whose handler raises again.
@@ -21,6 +23,7 @@ import ast
 import re
 
 from porter.python.context import FileContext
+from porter.python.devices import OTHER_DEVICES
 
 _STOPS = {"exit", "_exit", "quit", "abort"}
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -30,9 +33,10 @@ _AVAILABILITY_CALL = re.compile(r"(?:^|_)(?:is_\w+_available|\w*package_availabl
 
 
 def how_needed(ctx: FileContext, node: ast.AST) -> str:
-    """'never' (type checking only), 'optional' (guarded), 'test' (a test's own) or 'required'."""
+    """'never' (type checking only), 'elsewhere' (another accelerator's code), 'optional'
+    (guarded), 'test' (a test's own) or 'required'."""
     child, parent = node, ctx.parents.get(node)
-    optional = test = False
+    optional = test = elsewhere = False
     while parent is not None:
         if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.name.startswith("test"):
             test = True
@@ -41,11 +45,13 @@ def how_needed(ctx: FileContext, node: ast.AST) -> str:
                 return "never"
             if _asks_availability(parent.test):
                 optional = True
+            if _on_other_device(parent.test):
+                elsewhere = True
         elif isinstance(parent, ast.Try) and any(child is s for s in parent.body):
             if any(_swallows_import_error(h) for h in parent.handlers):
                 optional = True
         child, parent = parent, ctx.parents.get(parent)
-    return "optional" if optional else "test" if test else "required"
+    return "elsewhere" if elsewhere else "optional" if optional else "test" if test else "required"
 
 
 def _is_type_checking(test: ast.AST) -> bool:
@@ -66,6 +72,33 @@ def _asks_availability(test: ast.AST) -> bool:
             if _AVAILABILITY_CALL.search(name):
                 return True
     return False
+
+
+def _on_other_device(test: ast.AST) -> bool:
+    """The test holds only where another vendor's accelerator is in use: a device string
+    compared with one of theirs (`device == "npu"`, `args.device in ("npu", "xpu")`),
+    `torch.xpu.is_available()`, or one of those `and` more."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_on_other_device(value) for value in test.values)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In)):
+        for side in (test.left, test.comparators[0]):
+            names = _strings(side)
+            if names and all(name in OTHER_DEVICES for name in names):
+                return True
+        return False
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "is_available":
+        owner = test.func.value
+        return (isinstance(owner, ast.Attribute) and owner.attr in OTHER_DEVICES
+                and isinstance(owner.value, ast.Name) and owner.value.id == "torch")
+    return False
+
+
+def _strings(node: ast.AST) -> list[str]:
+    """The string constants `node` is made of (a string, or a tuple, list or set of them)."""
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+    if all(isinstance(i, ast.Constant) and isinstance(i.value, str) for i in items):
+        return [i.value for i in items]
+    return []
 
 
 def _swallows_import_error(handler: ast.ExceptHandler) -> bool:

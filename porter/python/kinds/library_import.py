@@ -80,6 +80,9 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             if need == "test":
                 message = (f"imports {module} ({entry.name}) in a test that needs it: the test cannot run on "
                            f"{ctx.target.upper()}, nothing in it to port: {entry.reason}{also}")
+            elif need == "elsewhere":
+                message = (f"imports {module} ({entry.name}) only where another vendor's accelerator is in use "
+                           f"(under a test for it): that code never runs on {ctx.target.upper()}: {entry.reason}{also}")
             else:
                 message = (f"optional import of {module} ({entry.name}): the module runs without it (the import is "
                            f"guarded); what uses it does not run on {ctx.target.upper()}: {entry.reason}{also}")
