@@ -129,6 +129,19 @@ def test_overrides_and_conflicts_carry_notes() -> None:
     assert coalesce.status == "unsupported" and "twice" in coalesce.note
 
 
+@pytest.mark.parametrize("version", ["2.1", "2.4"])
+def test_only_unsupported_entries_are_doubtful(version: str) -> None:
+    """A doubtful pattern (a glob such as torch.nn.utils.parametrizations.*, or an API that only
+    one version marks unsupported) also meets entries the vendor supports: those keep their
+    status and carry no note saying the vendor marks them unsupported."""
+    table = load_api_table("mlu", version)
+    marked = [api for api, e in table.entries.items() if e.doubtful and e.status != "unsupported"]
+    assert marked == []
+    if version == "2.4":  # supported in r2.4, and under a doubtful glob / doubtful in r2.1
+        for api in ("torch.nn.utils.parametrizations.weight_norm", "torch.distributed.is_torchelastic_launched"):
+            assert table.lookup(api).status == "supported" and not table.lookup(api).note
+
+
 def test_tensor_and_module_methods() -> None:
     table = load_api_table("mlu")
     assert table.tensor_method("cuda").counterpart == "torch.Tensor.mlu"

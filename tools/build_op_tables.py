@@ -123,7 +123,9 @@ def build_table(version: str, vendor: dict[str, dict], source: dict, notes: dict
                 entry["when"] = notes["triggers"][api]
         elif item.get("conflict"):
             entry["note"] = "The vendor list names this API twice, once supported and once not; treated as unsupported."
-        elif (group := next((g for g in doubtful if any(fnmatch.fnmatchcase(api, p) for p in g["apis"])), None)):
+        elif entry["status"] == "unsupported" and (
+                group := next((g for g in doubtful if any(fnmatch.fnmatchcase(api, p) for p in g["apis"])), None)):
+            # (a pattern may also match entries the vendor supports, in this version or in a glob)
             entry["note"] = group["note"]
             entry["doubtful"] = True
         counterpart = item["counterpart"] or added.get(api)
