@@ -222,12 +222,22 @@ def _skipped_unless_importable(ctx: FileContext) -> list[str]:
 
 def _only_named(ctx: FileContext, node: ast.AST, value: str) -> bool:
     """A flagged literal that only names its value, where nothing is set to it: compared
-    (`impl != "flash_attention_2"`, `x in ("fa2", ...)`), in a type annotation
-    (`Literal["eager", "flash_attention_2"]`), or the value of a constant named for it
-    (`FLASH_ATTENTION_2 = "flash_attention_2"`). Reported are the places that use it."""
+    (`impl != "flash_attention_2"`, `x in ("fa2", ...)`), one name in a table of names
+    (`SUPPORTED = {"sdpa", "flash_attention_2"}`, `choices=["eager", "flash_attention_2"]`),
+    in a type annotation (`Literal["eager", "flash_attention_2"]`), or the value of a
+    constant named for it (`FLASH_ATTENTION_2 = "flash_attention_2"`). Reported are the
+    places that use it."""
     if _named_constant(ctx, node, value) is not None:
         return True
     parent = ctx.parents.get(node)
+    if isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and len(parent.elts) > 1 and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in parent.elts):
+        # ... but not a command's argv, run by the call it is given to (`["nvidia-smi", "-L"]`)
+        call = ctx.parents.get(parent)
+        argv = (not isinstance(parent, ast.Set) and parent.elts[0] is node and isinstance(call, ast.Call)
+                and bool(call.args) and call.args[0] is parent)
+        if not argv:
+            return True
     while isinstance(parent, (ast.Tuple, ast.List, ast.Set)):
         parent = ctx.parents.get(parent)
     if isinstance(parent, ast.Compare):
