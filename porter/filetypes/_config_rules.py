@@ -20,9 +20,10 @@ from porter.rules import Rule
 
 
 # A mapping with one of these top-level keys is a training config (LLaMA-Factory, HF Trainer,
-# torchtune-like); names chosen because they appear in no other common config.
+# TRL, axolotl, LitGPT, torchtune-like); names chosen because they appear in no other common config.
 _TRAINING = frozenset({"model_name_or_path", "per_device_train_batch_size", "finetuning_type", "do_train",
-                       "micro_batch_size", "learning_rate", "num_train_epochs", "gradient_accumulation_steps"})
+                       "micro_batch_size", "learning_rate", "num_train_epochs", "gradient_accumulation_steps",
+                       "lora_r"})
 _ACCELERATE = frozenset({"distributed_type", "compute_environment"})
 # DeepSpeed's own names (an `fp16`/`bf16` block alone is not enough: model configs have them too).
 _DEEPSPEED = frozenset({"zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size",

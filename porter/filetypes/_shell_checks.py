@@ -23,8 +23,10 @@ from porter.tables.requirement_policy import RequirementPolicy, requirement_find
 from porter.rules import ActiveRules, Rule
 
 
-# Commands whose `--key value` flags are training arguments (HF Trainer / LLaMA-Factory fields).
-TRAINERS = frozenset({"python", "torchrun", "deepspeed", "accelerate launch", "llamafactory-cli", "lmf"})
+# Commands whose `--key value` flags are training arguments (HF Trainer / LLaMA-Factory, TRL,
+# axolotl and LitGPT fields: their command lines take a config's keys as flags).
+TRAINERS = frozenset({"python", "torchrun", "deepspeed", "accelerate launch", "llamafactory-cli", "lmf",
+                      "trl", "axolotl", "litgpt"})
 _DOTLIST = frozenset({"llamafactory-cli", "lmf"})  # also take `key=value` words (OmegaConf)
 _SETTING = ("variable_assignment", "declaration_command", "unset_command")
 
