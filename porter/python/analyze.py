@@ -70,6 +70,8 @@ def rule_findings(ctx: FileContext, rules: ActiveRules, suppressed: dict[int, fr
         kind_rules = rules.of_kind(kind_name)
         if kind_rules and hasattr(module, "check"):
             findings.extend(module.check(ctx, kind_rules))
+    if rules.notes_in_tests and any(f.rule in rules.notes_in_tests for f in findings):
+        findings = _notes_in_tests(ctx, findings, rules.notes_in_tests)
     if suppressed:
         findings, _ = split_suppressed(findings, suppressed, used)
     for kind_name, module in PYTHON_KINDS.items():
@@ -77,6 +79,21 @@ def rule_findings(ctx: FileContext, rules: ActiveRules, suppressed: dict[int, fr
         if kind_rules and hasattr(module, "finalize"):
             findings = module.finalize(ctx, kind_rules, findings)
     return findings
+
+
+def _notes_in_tests(ctx: FileContext, findings: list[Finding], codes: frozenset[str]) -> list[Finding]:
+    """A finding of a CUDA-only stack (QLoRA, FlashAttention-2) inside a test function is a
+    note: that test needs the stack and cannot run on the target whatever is ported, as
+    library-import says of a test's own import; what the user ports is the code it tests."""
+    tests = ctx.test_functions
+    out = []
+    for f in findings:
+        test = next((name for first, last, name in tests if first <= f.line <= last), None) if f.rule in codes else None
+        if test is not None and f.edit is None and f.severity != "info":
+            f = replace(f, severity="info", message=f"{f.message} (in {test}, a test that needs it: "
+                                                    f"it cannot run on {ctx.target.upper()}, nothing in it to port)")
+        out.append(f)
+    return out
 
 
 def find_python(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:

@@ -30,6 +30,11 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return fields
 
 
+def is_test_function(node: ast.AST) -> bool:
+    """A test (pytest's and unittest's `test*` functions and methods)."""
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+
+
 @dataclass
 class FileContext:
     path: str
@@ -101,6 +106,16 @@ class FileContext:
             chains.append((node, ".".join(parts)))
         chains.sort(key=lambda c: (c[0].lineno, c[0].col_offset))
         return chains
+
+    @cached_property
+    def test_functions(self) -> list[tuple[int, int, str]]:
+        """(first line, last line, name) of each test function, its decorators included."""
+        spans = []
+        for fn in self.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+            if is_test_function(fn):
+                first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+                spans.append((first, fn.end_lineno or fn.lineno, fn.name))
+        return spans
 
     def nodes(self, *types: type) -> list[ast.AST]:
         out: list[ast.AST] = []

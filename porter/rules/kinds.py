@@ -69,15 +69,18 @@ _LIST, _STR, _DICT, _BOOL = _f(list), _f(str), _f(dict), _f(bool)
 KINDS: dict[str, KindSchema] = {k.name: k for k in (
     # `unless_pinned` ("transformers>=5.4.0"): off for a project whose own pins guarantee that
     # release (porter/filetypes/pins.py, read once per tree run).
+    # `note_in_tests`: a finding inside a `test_*` function is a note (porter/python/analyze.py).
     KindSchema("qualified-name", {"match": _LIST}, {"replace": _DICT, "add_keywords": _DICT, "exact": _BOOL, "report": _BOOL,
-                                                    "unless_pinned": _STR, "once_per_file": _BOOL}),
+                                                    "unless_pinned": _STR, "once_per_file": _BOOL, "note_in_tests": _BOOL}),
     KindSchema("method", {"attribute": _STR}, {"replace": _STR, "called": _BOOL}),
     KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST,
                                       "report_in_modules": _LIST, "report_in_comparisons": _BOOL,
-                                      "keep_in_decorators_near": _LIST, "flag_in_strategy": _LIST, "strategy_words": _STR}),
+                                      "keep_in_decorators_near": _LIST, "flag_in_strategy": _LIST, "strategy_words": _STR,
+                                      "note_in_tests": _BOOL}),
     # `off_values`: values that switch the variable off (`RWKV_CUDA_ON=0`): set to one, it is not reported.
     KindSchema("env-var", {"names": _LIST}, {"replace": _DICT, "off_values": _LIST}),
-    KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL}),
+    KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL,
+                                                    "note_in_tests": _BOOL}),
     KindSchema("library-import", {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
     # `once_per_file`: the rule's findings in one file are one thing to act on (porter/engine/pipeline.py).
     KindSchema(REQUIREMENT_STRING, {"on": _f(str, choices=REQUIREMENT_OUTCOMES)},

@@ -123,6 +123,11 @@ class ActiveRules:
         """Codes whose findings in one file are one thing to act on (a rule's `once_per_file`)."""
         return frozenset(r.code for r in self.rules if r.params.get("once_per_file"))
 
+    @cached_property
+    def notes_in_tests(self) -> frozenset[str]:
+        """Codes whose findings inside a test function are notes (a rule's `note_in_tests`)."""
+        return frozenset(r.code for r in self.rules if r.params.get("note_in_tests"))
+
     def of_kind(self, kind: str) -> list[Rule]:
         """The active rules of one kind (in code order)."""
         return self._by_kind.get(kind, [])

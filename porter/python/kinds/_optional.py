@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import re
 
-from porter.python.context import FileContext
+from porter.python.context import FileContext, is_test_function
 from porter.python.devices import OTHER_DEVICES
 
 _STOPS = {"exit", "_exit", "quit", "abort"}
@@ -38,7 +38,7 @@ def how_needed(ctx: FileContext, node: ast.AST) -> str:
     child, parent = node, ctx.parents.get(node)
     optional = test = elsewhere = False
     while parent is not None:
-        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.name.startswith("test"):
+        if is_test_function(parent):
             test = True
         if isinstance(parent, ast.If) and any(child is s for s in parent.body):
             if _is_type_checking(parent.test):
