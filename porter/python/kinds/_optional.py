@@ -102,13 +102,15 @@ def _strings(node: ast.AST) -> list[str]:
 
 
 def _swallows_import_error(handler: ast.ExceptHandler) -> bool:
-    """The handler catches a failed import and goes on without raising again."""
+    """The handler catches a failed import and goes on without raising again. A raise under
+    an `if` of the handler is for some failures only (`if "undefined symbol" in str(e):
+    raise`, a package installed but broken): a package that is not there still passes."""
     caught = handler.type
     if caught is not None:
         names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
         if not any((n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", None)) in _IMPORT_ERRORS for n in names):
             return False
-    for node in (n for stmt in handler.body for n in ast.walk(stmt)):
+    for node in (n for stmt in handler.body if not isinstance(stmt, ast.If) for n in ast.walk(stmt)):
         if isinstance(node, ast.Raise):
             return False
         if isinstance(node, ast.Call) and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in _STOPS:
