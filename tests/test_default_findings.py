@@ -4,6 +4,8 @@ it. Each case is a whole file checked with the default rule set, as `porter chec
 
 from __future__ import annotations
 
+import json
+
 from porter.engine.pipeline import check_bytes
 from porter.rules import ActiveRules, Selection, load_rules
 
@@ -124,6 +126,24 @@ def test_a_flagged_name_is_reported_at_its_uses_not_again_at_its_import():
     assert [(f.rule, f.line) for f in found if f.rule == "PRT402"] == [("PRT402", 3), ("PRT402", 4)]
     reexport = b"from transformers import BitsAndBytesConfig\n__all__ = ['BitsAndBytesConfig']\n"
     assert [(f.rule, f.line) for f in check_bytes("__init__.py", reexport, DEFAULT).findings] == [("PRT402", 1)]
+
+
+def test_a_shell_variable_without_counterpart_is_one_finding_per_file():
+    """ChatGLM3's notebook sets NCCL_P2P_DISABLE and NCCL_IB_DISABLE on two `!` lines: one
+    finding per variable and file (with the count), as the Python side does; the rename of
+    CUDA_VISIBLE_DEVICES stays an edit on each line."""
+    script = (b"#!/bin/bash\n"
+              b"CUDA_VISIBLE_DEVICES=0 NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1 python train.py\n"
+              b"CUDA_VISIBLE_DEVICES=0 NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1 python eval.py\n")
+    found = check_bytes("run.sh", script, DEFAULT).findings
+    reported = sorted((f.line, f.subject, f.message.endswith("(1 more mention in this file)")) for f in found if f.rule == "PRT502")
+    assert reported == [(2, "NCCL_IB_DISABLE", True), (2, "NCCL_P2P_DISABLE", True)]
+    assert sorted(f.line for f in found if f.rule == "PRT501") == [2, 3]
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+              "source": ["!NCCL_P2P_DISABLE=1 python train.py\n"]} for _ in range(2)]
+    notebook = json.dumps({"cells": cells, "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+                           "nbformat": 4, "nbformat_minor": 5}).encode()
+    assert len([f for f in check_bytes("nb.ipynb", notebook, DEFAULT).findings if f.rule == "PRT502"]) == 1
 
 
 def test_nccl_for_another_stack_is_reported_once_per_line_and_not_rewritten():

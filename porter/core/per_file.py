@@ -1,6 +1,7 @@
 """Findings that are one thing to act on per file, merged into one at the first place:
 those of a rule marked `once_per_file` (torchvision and torchaudio, wherever a file installs
-them), and the repeats of one reported name (ten `NCCL_DEBUG` lookups in one test file)."""
+them), and the repeats of one reported name (ten `NCCL_DEBUG` lookups in one test file; a
+rule's `once_per_subject`)."""
 
 from __future__ import annotations
 
@@ -40,3 +41,14 @@ def _also_in_this_file(first: Finding, rest: list[Finding]) -> str:
     places = ", ".join(f"{f.subject or f.rule} (line {f.line})" for f in rest)
     message = first.message if first.message.endswith(".") else f"{first.message}."
     return f"{message} Also in this file: {places}."
+
+
+def once_per_subject(findings: list[Finding], codes: frozenset[str] | None = None) -> list[Finding]:
+    """`findings` with the reports of one rule about one subject (a variable's name) merged
+    into the first, with the count; only those of `codes`, or of every rule when None."""
+    return merged_repeats(findings, lambda f: (f.rule, f.subject or "") if codes is None or f.rule in codes else None,
+                          _more_mentions)
+
+
+def _more_mentions(first: Finding, rest: list[Finding]) -> str:
+    return f"{first.message} ({len(rest)} more mention{'s' if len(rest) > 1 else ''} in this file)"

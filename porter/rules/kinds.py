@@ -101,7 +101,9 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
                {"values": _LIST, "replace": _DICT, "blocked_by": _DICT, "cli": _BOOL}, example_file="train_args.yaml",
                fixed_severity=True),
     KindSchema("python-snippet", {"interpreters": _LIST}, example_file="run.sh"),
-    KindSchema("shell-env-var", {"from_rule": _f(str, rule_of_kind="env-var")}, example_file="run.sh"),
+    # `once_per_subject`: one finding per variable and file, with the count of the others.
+    KindSchema("shell-env-var", {"from_rule": _f(str, rule_of_kind="env-var")}, {"once_per_subject": _BOOL},
+               example_file="run.sh"),
     KindSchema("shell-command", {"commands": _LIST}, {"probes": _LIST}, example_file="run.sh"),
     KindSchema("shell-launcher-flag", {"launchers": _LIST, "flags": _LIST}, {"values": _LIST}, example_file="run.sh"),
     KindSchema("shell-env-setup", {"launchers": _LIST, "markers": _LIST}, example_file="run.sh"),

@@ -124,6 +124,12 @@ class ActiveRules:
         return frozenset(r.code for r in self.rules if r.params.get("once_per_file"))
 
     @cached_property
+    def once_per_subject(self) -> frozenset[str]:
+        """Codes whose reports of one subject in one file are one thing to act on (a rule's
+        `once_per_subject`: a shell variable set on several lines)."""
+        return frozenset(r.code for r in self.rules if r.params.get("once_per_subject"))
+
+    @cached_property
     def notes_in_tests(self) -> frozenset[str]:
         """Codes whose findings inside a test function are notes (a rule's `note_in_tests`)."""
         return frozenset(r.code for r in self.rules if r.params.get("note_in_tests"))

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from porter.python.kinds.literal_text import literal_body
 from porter.core.model import Finding
-from porter.core.per_file import merged_repeats
+from porter.core.per_file import once_per_subject
 from porter.python.context import FileContext
 from porter.rules import Rule
 
@@ -71,10 +71,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     """Every rename is an edit; a variable that is only reported (no counterpart) is one
     finding per file, at its first mention, with the count: ten `NCCL_DEBUG` lookups in one
     test file are one thing to act on."""
-    def more_mentions(first: Finding, rest: list[Finding]) -> str:
-        return f"{first.message} ({len(rest)} more mention{'s' if len(rest) > 1 else ''} in this file)"
-
-    return merged_repeats(list(_mentions(ctx, rules)), lambda f: (f.rule, f.subject or ""), more_mentions)
+    return once_per_subject(list(_mentions(ctx, rules)))
 
 
 def _mentions(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
