@@ -7,9 +7,10 @@ file must come out byte-identical. A line may carry `expect: CODE[,CODE]` in a c
 those rules must report (edit or find) on that line. `expect-note: CODE[,CODE]` says those
 rules report there only as an `info` note, outside the default set (nothing to act on).
 
-A case may say how it runs in a comment line `fixture: select=CODE[,CODE] version=V`:
+A case may say how it runs in a comment line `fixture: select=CODE[,CODE] version=V run=no (why)`:
 `select` isolates the rules it names (a case about one rule, unmoved by others), `version`
-pins the target's torch line (a newer op table does not move the case).
+pins the target's torch line (a newer op table does not move the case), and `run=no` says
+why the ported case cannot be run (tests/test_fixtures_run_emulated.py runs the others).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "rules"
 _EXPECT = re.compile(r"expect:\s*(PRT\d{3}(?:\s*,\s*PRT\d{3})*)")
 _EXPECT_NOTE = re.compile(r"expect-note:\s*(PRT\d{3}(?:\s*,\s*PRT\d{3})*)")
-_SETTINGS = re.compile(r"fixture:((?:\s+(?:select|version)=\S+)+)\s*$")
+_SETTINGS = re.compile(r"fixture:((?:\s+(?:select|version|run)=\S+)+)\s*(?:\(.*\))?\s*$")
 
 
 @dataclass(frozen=True)
@@ -42,13 +43,21 @@ class Case:
 
     def settings(self) -> tuple[str | None, tuple[str, ...]]:
         """(version, select) from the case's `fixture:` line; (None, ()) without one."""
+        pairs = self._fixture_line()
+        return pairs.get("version"), tuple(filter(None, pairs.get("select", "").split(",")))
+
+    @property
+    def runs(self) -> bool:
+        """Whether the ported case can run (its `fixture:` line says `run=no` when not)."""
+        return self._fixture_line().get("run") != "no"
+
+    def _fixture_line(self) -> dict[str, str]:
         text = self.path.read_bytes().decode("utf-8", errors="replace")
         for line in text.splitlines():
             m = _SETTINGS.search(line)
             if m:
-                pairs = dict(item.split("=", 1) for item in m.group(1).split())
-                return pairs.get("version"), tuple(filter(None, pairs.get("select", "").split(",")))
-        return None, ()
+                return dict(item.split("=", 1) for item in m.group(1).split())
+        return {}
 
     def expectations(self, pattern: re.Pattern[str] = _EXPECT) -> dict[int, set[str]]:
         out: dict[int, set[str]] = {}

@@ -1,0 +1,57 @@
+"""Ported code must run, not only read well: every MLU rule fixture, ported with porter's
+default rules, is run under the emulated MLU (its top-level code: imports, setup, the calls a
+script makes), and must not fail.
+
+A fixture that cannot run anywhere says why on its `fixture: run=no (...)` line (a module
+of a package, a model from the Hub, names the op scan reads but never defines); one that
+imports a library not installed here (triton, flash_attn, vllm...) is skipped by the runner.
+All run in one emulated process (tests/data/run_ported_fixtures.py).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from fixture_cases import discover  # noqa: E402
+from porter.emulator import environment  # noqa: E402
+from porter.emulator.launch import prepare  # noqa: E402
+from porter.engine.pipeline import convert_file  # noqa: E402
+from porter.rules import ActiveRules, load_rules  # noqa: E402
+
+RUNNER = Path(__file__).resolve().parent / "data" / "run_ported_fixtures.py"
+CASES = [c for c in discover() if c.target == "mlu" and c.path.suffix == ".py" and not c.path.name.endswith(".setup.py")]
+
+
+@pytest.mark.slow
+def test_ported_fixtures_run_on_the_emulated_mlu(tmp_path):
+    prepare(quiet=True)
+    rules = ActiveRules(load_rules("mlu"))
+    ported: dict[str, str] = {}
+    for case in CASES:
+        if not case.runs:
+            continue
+        data = case.path.read_bytes()
+        result = convert_file(case.path.name, data, "python", rules)
+        assert result.status in ("changed", "unchanged"), (case.id, result.reason)
+        dest = tmp_path / case.code / case.path.name
+        dest.parent.mkdir(exist_ok=True)
+        dest.write_bytes(result.new_bytes if result.new_bytes is not None else data)
+        ported[str(dest)] = case.id
+    env = environment(2, "2.4")
+    env.update(OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    proc = subprocess.run([sys.executable, str(RUNNER), *ported], env=env, capture_output=True, text=True,
+                          timeout=900, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    failed = {ported[p]: r["why"] for p, r in results.items() if r["status"] == "failed"}
+    assert not failed, json.dumps(failed, indent=1)
+    ran = [p for p, r in results.items() if r["status"] == "ok"]
+    # Most cases need nothing but torch and transformers: a run that skips them all proves nothing.
+    assert len(ran) > len(ported) * 3 // 4, {ported[p]: r["why"] for p, r in results.items() if r["status"] == "skipped"}
