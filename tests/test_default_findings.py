@@ -126,6 +126,11 @@ def test_a_flagged_name_is_reported_at_its_uses_not_again_at_its_import():
     assert [(f.rule, f.line) for f in found if f.rule == "PRT402"] == [("PRT402", 3), ("PRT402", 4)]
     reexport = b"from transformers import BitsAndBytesConfig\n__all__ = ['BitsAndBytesConfig']\n"
     assert [(f.rule, f.line) for f in check_bytes("__init__.py", reexport, DEFAULT).findings] == [("PRT402", 1)]
+    # Named only in annotations (TRL's trainers): nothing runs, one note at the import.
+    typed = (b"from transformers import BitsAndBytesConfig\n"
+             b"def f(q: 'BitsAndBytesConfig | None' = None) -> BitsAndBytesConfig | None:\n    return q\n")
+    everything = [(f.rule, f.line, f.severity) for f in check_bytes("trainer.py", typed, EVERYTHING).findings]
+    assert everything == [("PRT402", 1, "info")]
 
 
 def test_a_shell_variable_without_counterpart_is_one_finding_per_file():

@@ -117,6 +117,19 @@ class FileContext:
                 spans.append((first, fn.end_lineno or fn.lineno, fn.name))
         return spans
 
+    def in_annotation(self, node: ast.AST) -> bool:
+        """Whether `node` is (in) a type annotation of a parameter, variable or return value."""
+        child, parent = node, self.parents.get(node)
+        while parent is not None:
+            if isinstance(parent, (ast.arg, ast.AnnAssign)) and parent.annotation is child:
+                return True
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is child:
+                return True
+            if isinstance(parent, (ast.stmt, ast.arg)):
+                return False
+            child, parent = parent, self.parents.get(parent)
+        return False
+
     def nodes(self, *types: type) -> list[ast.AST]:
         out: list[ast.AST] = []
         for t in types:

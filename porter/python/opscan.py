@@ -52,7 +52,7 @@ def api_uses(ctx: FileContext, table: ApiTable) -> list[ApiUse]:
     uses: list[ApiUse] = []
     modules = _modules(table)
     for node, qual in ctx.import_chains:
-        if not _is_api(qual) or qual in modules or _in_annotation(ctx, node):
+        if not _is_api(qual) or qual in modules or ctx.in_annotation(node):
             continue
         uses.append(ApiUse(_lookup(table, qual), "api", node))
     receivers = Receivers(ctx)
@@ -196,16 +196,3 @@ def _method_use(table: ApiTable, receivers: Receivers, func: ast.Attribute) -> A
     if entry is None:
         return None
     return ApiUse(entry, "method" if certainty == "known" else "likely-method", func)
-
-
-def _in_annotation(ctx: FileContext, node: ast.AST) -> bool:
-    child, parent = node, ctx.parents.get(node)
-    while parent is not None:
-        if isinstance(parent, (ast.arg, ast.AnnAssign)) and parent.annotation is child:
-            return True
-        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is child:
-            return True
-        if isinstance(parent, (ast.stmt, ast.arg)):
-            return False
-        child, parent = parent, ctx.parents.get(parent)
-    return False

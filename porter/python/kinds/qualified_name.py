@@ -7,13 +7,15 @@ components are replaced, and import statements are renamed so that their local n
 working (`from torch import cuda` -> `from torch import mlu as cuda`). With
 `add_keywords`, calls and bare decorators of the name gain those keywords
 (`@custom_fwd` -> `@custom_fwd(device_type="mlu")`). Without `replace` it only reports: at
-each use, and at an import only where the file shows no use of the name.
+each use (not in a type annotation), and at an import only where the file shows no use of the
+name: as a finding where the module hands the name on (`__init__.py`, `__all__`), else as a note.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from dataclasses import replace
 
 from porter.python.kinds._name_table import NameTable, check_import, check_import_from
 from porter.core.textio import line_ending
@@ -55,7 +57,8 @@ def check(ctx: FileContext, rules: list[Rule]) -> list[Finding]:
         hit = table.lookup(qual)
         if hit is not None:
             uses.extend(_check_use(ctx, table, node, qual, hit[1]))
-    return [f for f in imports if not _reported_at_a_use(f, uses)] + uses
+    unused = [f for f in imports if not _reported_at_a_use(f, uses)]
+    return [f if f.edit is not None or _exported(ctx, f) else _unused_note(ctx, f) for f in unused] + uses
 
 
 def _reported_at_a_use(finding: Finding, uses: list[Finding]) -> bool:
@@ -69,6 +72,29 @@ def _reported_at_a_use(finding: Finding, uses: list[Finding]) -> bool:
                for u in uses)
 
 
+def _exported(ctx: FileContext, finding: Finding) -> bool:
+    """An import the module hands on (a package's `__init__.py`, a name in `__all__`): the
+    code that uses it is elsewhere and reaches it through this module, so it is reported here."""
+    name = (finding.subject or "").rsplit(".", 1)[-1]
+    return ctx.path.rsplit("/", 1)[-1] == "__init__.py" or name in _dunder_all(ctx)
+
+
+def _dunder_all(ctx: FileContext) -> set[str]:
+    names: set[str] = set()
+    for stmt in ctx.tree.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AugAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            names.update(e.value for e in getattr(stmt.value, "elts", ()) if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return names
+
+
+def _unused_note(ctx: FileContext, finding: Finding) -> Finding:
+    """A flagged name imported and never used at run time in its module (only in a type
+    annotation, as TRL's trainers import BitsAndBytesConfig): nothing there to act on, a note."""
+    return replace(finding, severity="info", message=f"{finding.message} (imported, but never used at run time in this "
+                                                     "module: an annotation, or nothing)")
+
+
 def _chain(node: ast.AST) -> tuple[ast.Name, list[ast.Attribute]]:
     attrs: list[ast.Attribute] = []
     while isinstance(node, ast.Attribute):
@@ -79,9 +105,9 @@ def _chain(node: ast.AST) -> tuple[ast.Name, list[ast.Attribute]]:
 
 
 def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rule: Rule) -> Iterable[Finding]:
-    replace = rule.params.get("replace")
-    if not replace and not rule.params.get("add_keywords"):
-        yield ctx.finding(rule, node, subject=qual)
+    if not rule.params.get("replace") and not rule.params.get("add_keywords"):
+        if not ctx.in_annotation(node):  # a type named in an annotation runs nothing of it
+            yield ctx.finding(rule, node, subject=qual)
         return
     if rule.params.get("report"):
         yield ctx.finding(rule, node, subject=qual, message=rule.message or rule.summary)
