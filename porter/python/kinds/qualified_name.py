@@ -57,15 +57,20 @@ def check(ctx: FileContext, rules: list[Rule]) -> list[Finding]:
         hit = table.lookup(qual)
         if hit is not None:
             uses.extend(_check_use(ctx, table, node, qual, hit[1]))
-    unused = [f for f in imports if not _reported_at_a_use(f, uses)]
-    return [f if f.edit is not None or _exported(ctx, f) else _unused_note(ctx, f) for f in unused] + uses
+    out: list[Finding] = []
+    for f in imports:
+        if f.edit is not None:  # a rename of the import: made whatever the uses are
+            out.append(f)
+        elif not _reported_at_a_use(f, uses):
+            out.append(f if _exported(ctx, f) else _unused_note(ctx, f))
+    return out + uses
 
 
 def _reported_at_a_use(finding: Finding, uses: list[Finding]) -> bool:
     """An import that a flag-only rule reports says nothing the reports at the name's uses do
     not (`from transformers import BitsAndBytesConfig`, then `BitsAndBytesConfig(...)`): one
     thing to act on, so the import is reported only where the file shows no use of it."""
-    if finding.edit is not None or finding.subject is None:
+    if finding.subject is None:
         return False
     name = finding.subject
     return any(u.rule == finding.rule and u.subject is not None and (u.subject == name or u.subject.startswith(name + "."))
