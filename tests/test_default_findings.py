@@ -101,8 +101,8 @@ def test_a_cuda_check_kept_around_cuda_only_code_is_a_note():
 def test_a_variable_without_counterpart_is_one_finding_per_file():
     text = (
         "import os\n"
-        "env = {'NCCL_DEBUG': os.environ.get('NCCL_DEBUG', 'WARN')}\n"
-        "os.environ.pop('NCCL_DEBUG', None)\n"
+        "env = {'NCCL_IB_DISABLE': os.environ.get('NCCL_IB_DISABLE', '0')}\n"
+        "os.environ.pop('NCCL_IB_DISABLE', None)\n"
         "os.environ['CUDA_VISIBLE_DEVICES'] = '0'\n"
         "os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"
     )

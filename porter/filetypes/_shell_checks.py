@@ -16,7 +16,7 @@ from porter.filetypes._common import TextFile
 from porter.filetypes._config_rules import hit_message, match_pairs
 from porter.filetypes._configtree import Scalar
 from porter.filetypes._shell_syntax import Script, Word, command_words, identities
-from porter.python.kinds.env_var import assigned_names, renamed_variable, rule_for_name  # the same rename table as the Python rule
+from porter.python.kinds.env_var import assigned_names, renamed_variable, report, rule_for_name  # the same rename table as the Python rule
 from porter.core.model import Finding
 from porter.filetypes._installs import install_verdicts
 from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
@@ -64,8 +64,8 @@ def env_findings(file: TextFile, script: Script, rules: list[Rule], ruleset: Act
             if new is not None:
                 yield file.finding(rule, (start, end), f"{name} -> {new}", replacement=new, subject=name)
             elif is_set:
-                summary = rule.message or rule.summary
-                yield file.finding(rule, (start, end), summary if name in summary else f"{name}: {summary}", subject=name)
+                message, severity = report(name, rule, src)
+                yield file.finding(rule, (start, end), message, subject=name, severity=severity)
             break
 
 

@@ -26,7 +26,7 @@ from porter.core.edits import Found
 from porter.core.model import Edit, Finding, Skipped
 from porter.filetypes._installs import install_verdicts
 from porter.filetypes.requirements import text_found
-from porter.python.kinds.env_var import renamed_variable, rule_for_name
+from porter.python.kinds.env_var import renamed_variable, report, rule_for_name
 from porter.rules import ActiveRules, Rule
 from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
 from porter.core.textio import LineIndex
@@ -53,14 +53,15 @@ class Context:
         self.cursor = 0  # where the next word of the current instruction is looked for
         self.reported: set[tuple[str, int]] = set()  # (rule, compose list item) already reported
 
-    def add(self, rule: Rule, offset: int, message: str, subject: str, edit: tuple[int, str] | None = None) -> None:
+    def add(self, rule: Rule, offset: int, message: str, subject: str, edit: tuple[int, str] | None = None,
+            severity: str | None = None) -> None:
         """A finding at `offset`; `edit` (offset, new text) replaces `subject`, if it is really there."""
         line, col = self.index.line_col(offset)
         change = None
         if edit and self.index.text.startswith(subject, edit[0]):
             change = Edit(rule.code, edit[0], edit[0] + len(subject), edit[1])
-        self.findings.append(Finding(rule.code, rule.severity, self.path, line, col, message, rule.suggestion, change,
-                                     subject=subject))
+        self.findings.append(Finding(rule.code, severity or rule.severity, self.path, line, col, message, rule.suggestion,
+                                     change, subject=subject))
 
     def image(self, offset: int, image: str, written: str) -> None:
         for rule in self.images:
@@ -74,7 +75,8 @@ class Context:
                 continue
             new = renamed_variable(name, source)
             if new is None:
-                self.add(rule, offset, f"{name}: {rule.message or rule.summary}", name)
+                message, severity = report(name, rule, source)
+                self.add(rule, offset, message, name, severity=severity)
             else:
                 self.add(rule, offset, f"{name} -> {new}", name, (offset, new))
             break

@@ -78,7 +78,8 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
                                       "keep_in_decorators_near": _LIST, "flag_in_strategy": _LIST, "strategy_words": _STR,
                                       "note_in_tests": _BOOL}),
     # `off_values`: values that switch the variable off (`RWKV_CUDA_ON=0`): set to one, it is not reported.
-    KindSchema("env-var", {"names": _LIST}, {"replace": _DICT, "off_values": _LIST}),
+    # `notes`: name pattern -> why setting it changes nothing that runs on the target (a note, not a finding).
+    KindSchema("env-var", {"names": _LIST}, {"replace": _DICT, "off_values": _LIST, "notes": _DICT}),
     KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL,
                                                     "note_in_tests": _BOOL}),
     KindSchema("library-import", {"actions": _f(list, choices=PACKAGE_ACTIONS)}),

@@ -51,6 +51,18 @@ def rule_for_name(name: str, rules: list[Rule]) -> Rule | None:
     return None
 
 
+def report(name: str, rule: Rule, source: Rule) -> tuple[str, str | None]:
+    """Message and severity (None: the rule's own) of a finding of `rule` that reports `name`,
+    which `source` has no counterpart for. A name `source` lists in `notes` (NCCL's logging
+    switches) changes nothing that runs on the target: a note saying why."""
+    notes = source.params.get("notes") or {}
+    note = next((text for pattern, text in notes.items() if fnmatch.fnmatchcase(name, pattern)), None)
+    if note is not None:
+        return f"{name}: {note}", "info"
+    summary = rule.message or rule.summary
+    return (summary if name in summary else f"{name}: {summary}"), None
+
+
 def renamed_variable(name: str, rule: Rule) -> str | None:
     replace = rule.params.get("replace") or {}
     if name in replace:
@@ -136,7 +148,7 @@ def _finding(ctx: FileContext, rule: Rule, name: str, offset: int) -> Finding:
     new = renamed_variable(name, rule)
     span = (offset, offset + len(name))
     if new is None:
-        summary = rule.message or rule.summary
-        return ctx.finding(rule, span, subject=name, message=summary if name in summary else f"{name}: {summary}")
+        message, severity = report(name, rule, rule)
+        return ctx.finding(rule, span, message, subject=name, severity=severity)
     return ctx.finding(rule, span, f"{name} -> {new}", replacement=new, subject=name, expect_old=name)
 
