@@ -151,6 +151,16 @@ def test_a_shell_variable_without_counterpart_is_one_finding_per_file():
     assert len([f for f in check_bytes("nb.ipynb", notebook, DEFAULT).findings if f.rule == "PRT502"]) == 1
 
 
+def test_a_distribution_repeated_in_extras_is_one_finding_per_file():
+    """unsloth's pyproject lists xformers in one extra per CUDA build (151 findings for one
+    package): one finding per distribution and file, with the count; flash-attn stays its own."""
+    data = (b'[project]\nname = "x"\ndependencies = ["torch"]\n[project.optional-dependencies]\n'
+            b'cu118 = ["xformers==0.0.22", "flash-attn"]\ncu121 = ["xformers==0.0.23"]\ncu124 = ["xformers==0.0.28"]\n')
+    found = [f for f in check_bytes("pyproject.toml", data, DEFAULT).findings if f.rule == "PRT412"]
+    assert sorted(f.subject for f in found) == ["flash-attn", "xformers"]
+    assert next(f for f in found if f.subject == "xformers").message.endswith("(2 more mentions in this file)")
+
+
 def test_nccl_for_another_stack_is_reported_once_per_line_and_not_rewritten():
     text = (
         "def sync(args):\n"

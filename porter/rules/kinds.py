@@ -85,7 +85,7 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("library-import", {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
     # `once_per_file`: the rule's findings in one file are one thing to act on (porter/engine/pipeline.py).
     KindSchema(REQUIREMENT_STRING, {"on": _f(str, choices=REQUIREMENT_OUTCOMES)},
-               {"url_patterns": _LIST, "once_per_file": _BOOL},
+               {"url_patterns": _LIST, "once_per_file": _BOOL, "once_per_subject": _BOOL},
                example_file="requirements.txt"),
     KindSchema("device-guard", {"checks": _LIST, "target_check": _STR, "other_devices": _LIST},
                {"cuda_only_modules": _LIST, "cuda_only_strings": _LIST, "target_device": _STR, "kernel_modules": _LIST,
@@ -102,7 +102,7 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
                {"values": _LIST, "replace": _DICT, "blocked_by": _DICT, "cli": _BOOL}, example_file="train_args.yaml",
                fixed_severity=True),
     KindSchema("python-snippet", {"interpreters": _LIST}, example_file="run.sh"),
-    # `once_per_subject`: one finding per variable and file, with the count of the others.
+    # `once_per_subject`: one finding per variable (distribution) and file, with the count of the others.
     KindSchema("shell-env-var", {"from_rule": _f(str, rule_of_kind="env-var")}, {"once_per_subject": _BOOL},
                example_file="run.sh"),
     KindSchema("shell-command", {"commands": _LIST}, {"probes": _LIST}, example_file="run.sh"),
