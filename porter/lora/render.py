@@ -67,12 +67,11 @@ def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False
     # The files are a function of these inputs alone (and of porter's code and templates, which
     # every cache key holds): a re-run that finds them loads neither the planner's modules
     # (target facts, options, LLaMA-Factory's tables) nor jinja2.
-    inputs = [json.dumps([target, out_name, deepspeed, layout]).encode()]
-    if layout is not None:
-        inputs += [_bytes(path) for path in template_sources(tree, layout)]
+    sources = [_bytes(path) for path in template_sources(tree, layout)] if layout is not None else []
+    inputs = [json.dumps([target, out_name, deepspeed, layout]).encode(), *sources]
 
     def plan() -> list[str]:  # flat: relpath, "x" when executable, text; file after file
-        files = _plan(tree, out_name, target, deepspeed, layout, cache_dir)
+        files = _plan(tree, out_name, target, deepspeed, layout, sources, cache_dir)
         return [part for f in files for part in (f.relpath, "x" if f.executable else "", f.text)]
 
     flat = cached_texts(cache_dir, b"\0".join(inputs), "porter_lora", plan)
@@ -86,7 +85,7 @@ def _bytes(path: Path) -> bytes:
         return b""  # absent: template_table finds nothing there either
 
 
-def _plan(tree: Path, out_name: str, target: str, deepspeed: bool, layout: str | None,
+def _plan(tree: Path, out_name: str, target: str, deepspeed: bool, layout: str | None, sources: list[bytes],
           cache_dir: Path | None) -> list[RenderedFile]:
     from porter.lora.llamafactory import OVERRIDES, lf_config
     from porter.lora.options import train_options
@@ -106,7 +105,7 @@ def _plan(tree: Path, out_name: str, target: str, deepspeed: bool, layout: str |
     if layout is not None:
         ds_path = f"{out_name}/ds_config.json" if deepspeed else None
         context["lf"] = lf_config(layout, facts, deepspeed_config=ds_path)
-        context["lf_templates"] = _template_table(tree, layout, cache_dir)
+        context["lf_templates"] = _template_table(tree, layout, sources, cache_dir)
 
     plan = [
         ("train_lora.py", "train_lora.py.j2", True),
@@ -127,12 +126,12 @@ def _plan(tree: Path, out_name: str, target: str, deepspeed: bool, layout: str |
             for relpath, name, executable in plan]
 
 
-def _template_table(tree: Path, layout: str, cache_dir: Path | None) -> dict:
+def _template_table(tree: Path, layout: str, sources: list[bytes], cache_dir: Path | None) -> dict:
     """`template_table`, from the cache while the tree's two source files keep their bytes:
     parsing LLaMA-Factory's constants.py costs ~20 ms on every convert."""
     from porter.lora.lf_templates import template_table
 
-    parts = [layout.encode(), *(_bytes(path) for path in template_sources(tree, layout))]
+    parts = [layout.encode(), *sources]  # the bytes of template_sources(tree, layout), read once by plan_lora
     (text,) = cached_texts(cache_dir, b"\0".join(parts), "lf_templates",
                            lambda: [json.dumps(template_table(tree, layout))])
     return json.loads(text)
