@@ -1,12 +1,15 @@
 """Time `porter convert` and `porter check` on synthetic trees and real checkouts.
 
     python benchmarks/bench.py [--lines 10000,100000,1000000] [--repo PATH ...]
-        [--vs 'COMMAND with {src} and {out}'] [--repeat 5] [--jobs N] [--json FILE]
+        [--vs 'COMMAND with {src} and {out}'] [--baseline GIT-REV] [--repeat 5] [--jobs N] [--json FILE]
 
 Every measured run is a fresh subprocess (start-up counts) inside its own wrapper process
 (benchmarks/measure.py), so wall time and peak memory belong to that run alone. Runs of
 the different commands alternate round by round, so that a slow moment of the machine
-hits all of them alike; the figures are medians over `--repeat` rounds.
+hits all of them alike; the figures are medians over `--repeat` rounds. With `--baseline`,
+an earlier porter (a revision of this repository) runs the same commands in the same rounds:
+porter over itself, paired round by round, says whether a change made it slower whatever
+the machine's speed of the day.
 """
 
 from __future__ import annotations
@@ -65,6 +68,22 @@ def check_options(porter: list[str]) -> set[str] | None:
     return {word.strip(",") for word in done.stdout.split() if word.startswith("--")}
 
 
+def baseline_porter(rev: str, work: Path) -> list[str]:
+    """How to run porter as it was at git revision `rev` of this repository: its files are
+    exported into `work` (no checkout of the user's work tree changes) and compiled."""
+    repo = HERE.parent
+    folder = work / f"baseline-{rev.replace('/', '_')}"
+    folder.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", rev],
+                             capture_output=True, check=False)
+    if archive.returncode != 0:
+        sys.exit(f"--baseline {rev}: git archive failed: {archive.stderr.decode(errors='replace').strip()}")
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(folder / "porter")], check=False, capture_output=True)
+    # -P: the directory a run starts in must not shadow the exported porter.
+    return ["env", f"PYTHONPATH={folder}", sys.executable, "-P", "-m", "porter"]
+
+
 class Bench:
     """Builds each command's argv for one run, runs it through the wrapper, cleans up."""
 
@@ -76,19 +95,26 @@ class Bench:
         self.leftovers: list[Path] = []
         self.tree_memory: dict[tuple[str, str], float | None] = {}  # from the untimed runs
         self.porter = shlex.split(args.porter) if args.porter else default_porter()
-        self.check = check_options(self.porter)
         self.notes: list[str] = [compile_bytecode(given=bool(args.porter))]
-        if self.check is None:
-            self.notes.append("porter check: not available (`porter check --help` failed); check rows skipped")
-        elif "--cache-dir" not in self.check:
-            self.notes.append("porter check takes no --cache-dir: its runs are listed as cold, no warm runs")
+        # Who runs the porter commands: "porter", and "baseline" with --baseline.
+        self.porters = {"porter": self.porter}
+        if args.baseline:
+            self.porters["baseline"] = baseline_porter(args.baseline, work)
+            self.notes.append(f"baseline: porter at {args.baseline} (git archive), run as {' '.join(self.porters['baseline'])}")
+        self.check = {who: check_options(argv) for who, argv in self.porters.items()}
+        for who, options in self.check.items():
+            if options is None:
+                self.notes.append(f"{who} check: not available (`porter check --help` failed); check rows skipped")
+            elif "--cache-dir" not in options:
+                self.notes.append(f"{who} check takes no --cache-dir: its runs are listed as cold, no warm runs")
 
     def commands(self) -> list[str]:
-        names = ["porter convert cold", "porter convert warm"]
-        if self.check is not None:
-            names.append("porter check cold")
-            if "--cache-dir" in self.check:
-                names.append("porter check warm")
+        # The baseline's run of a command right after porter's, so that a pair runs moments apart.
+        names = []
+        for verb, temp in (("convert", "cold"), ("convert", "warm"), ("check", "cold"), ("check", "warm")):
+            for who, options in self.check.items():
+                if verb == "convert" or (options is not None and (temp == "cold" or "--cache-dir" in options)):
+                    names.append(f"{who} {verb} {temp}")
         if self.args.vs:
             # The least any converter that writes a whole tree can take on this machine:
             # creating files is slow on some file systems (~0.3-0.5 ms each on a VM's ext4).
@@ -96,16 +122,17 @@ class Bench:
         return names
 
     def _porter_argv(self, name: str, tree: Tree, scratch: Path) -> list[str]:
-        verb, temp = name.split()[1:]
+        who, verb, temp = name.split()
+        porter, options = self.porters[who], self.check[who] or set()
         jobs = ["--jobs", str(self.args.jobs)] if self.args.jobs else []
-        cache = self.work / f"cache-{verb}-{tree.name}" if temp == "warm" else scratch / "cache"
+        cache = self.work / f"cache-{who}-{verb}-{tree.name}" if temp == "warm" else scratch / "cache"
         if verb == "convert":
-            return [*self.porter, "convert", str(tree.path), "--target", self.args.target,
+            return [*porter, "convert", str(tree.path), "--target", self.args.target,
                     "-o", str(scratch / "out"), *jobs, "--cache-dir", str(cache)]
-        argv = [*self.porter, "check", str(tree.path), "--target", self.args.target]
-        if "--jobs" not in self.check:
+        argv = [*porter, "check", str(tree.path), "--target", self.args.target]
+        if "--jobs" not in options:
             jobs = []
-        return argv + jobs + (["--cache-dir", str(cache)] if "--cache-dir" in self.check else [])
+        return argv + jobs + (["--cache-dir", str(cache)] if "--cache-dir" in options else [])
 
     def run(self, name: str, tree: Tree, sample_tree: bool = False) -> dict:
         """One measured run of `name` on `tree`; preparation and clean-up are not timed.
@@ -130,7 +157,7 @@ class Bench:
         result = json.loads(done.stdout)
         self.leftovers.append(scratch)
         result["argv"] = argv
-        ok = (0, 1) if name.startswith("porter check") else (0,)
+        ok = (0, 1) if name.split()[1:2] == ["check"] else (0,)
         if result["rc"] not in ok:
             result["log_tail"] = log.read_text(errors="replace")[-2000:]
         log.unlink(missing_ok=True)
@@ -191,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", action="append", default=[], help="a real checkout to time as well (repeatable; copied first)")
     parser.add_argument("--vs", default=None, help="another converter, timed on a fresh copy of the same tree each run: "
                         "a shell command with {src} and {out}")
+    parser.add_argument("--baseline", default=None, help="an earlier porter, a git revision of this repository (a commit, "
+                        "a tag, HEAD~3): timed in the same rounds, with porter's paired ratio over it")
     parser.add_argument("--repeat", type=int, default=5, help="measured rounds per tree (default 5)")
     parser.add_argument("--jobs", type=int, default=None, help="porter --jobs (default: porter's own, all cores)")
     parser.add_argument("--target", default="mlu")
@@ -227,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
             results += [{"tree": tree.name, "command": name, "runs": rs,
                          "tree_pss_mib": bench.tree_memory.get((tree.name, name))} for name, rs in runs.items()]
         meta = {"cpus": os.cpu_count(), "python": sys.version.split()[0], "porter": bench.porter,
-                "jobs": args.jobs, "repeat": args.repeat, "vs": args.vs, "notes": bench.notes}
+                "jobs": args.jobs, "repeat": args.repeat, "vs": args.vs, "baseline": args.baseline,
+                "notes": bench.notes}
         print_report(trees, results, meta)
         if args.json:
             args.json.write_text(json.dumps(to_json(trees, results, meta), indent=2) + "\n")

@@ -1,4 +1,4 @@
-"""The benchmark's figures: medians, rates, ratios against the peer, growth with size."""
+"""The benchmark's figures: medians, rates, ratios against the peer and a baseline porter, growth with size."""
 
 from __future__ import annotations
 
@@ -42,25 +42,34 @@ def figures(tree: Tree, runs: list[dict], tree_pss_mib: float | None = None) -> 
             "exit_codes": sorted({r["rc"] for r in runs}), "runs": len(runs)}
 
 
-def ratios(trees: list[Tree], results: list[dict]) -> list[dict]:
-    """porter's median over the --vs command's median, per tree and porter command."""
+def ratios(trees: list[Tree], results: list[dict], over: str = "vs") -> list[dict]:
+    """Each porter command's median over another's, per tree: over the --vs command's
+    (`over="vs"`, with issue 14's targets), or over the same command of the --baseline porter
+    (`over="baseline"`). With the paired ratio: each round's run over the other's run of the
+    same round."""
     out = []
     for tree in trees:
-        rows = {r["command"]: figures(tree, r["runs"]) for r in results if r["tree"] == tree.name and r["runs"]}
-        if "vs" not in rows:
-            continue
         runs = {r["command"]: r["runs"] for r in results if r["tree"] == tree.name and r["runs"]}
-        for name, fig in rows.items():
-            if name != "vs":
-                ratio = fig["median_s"] / rows["vs"]["median_s"]
-                target = TARGETS.get(name)
-                # Each round's run over the peer's run of the same round: on a machine whose
-                # speed drifts (a shared VM), a pair ran moments apart, so the drift cancels.
-                paired = sorted(a["wall_s"] / b["wall_s"] for a, b in zip(runs[name], runs["vs"]))
-                out.append({"tree": tree.name, "command": name, "ratio": ratio, "target": target,
-                            "met": None if target is None else ratio <= target,
-                            "paired_median": statistics.median(paired), "paired_min": paired[0], "paired_max": paired[-1]})
+        for name, mine in runs.items():
+            other = _denominator(name, over)
+            if other not in runs:
+                continue
+            ratio = figures(tree, mine)["median_s"] / figures(tree, runs[other])["median_s"]
+            target = TARGETS.get(name) if over == "vs" else None
+            # On a machine whose speed drifts (a shared VM), a pair ran moments apart, so the
+            # drift cancels.
+            paired = sorted(a["wall_s"] / b["wall_s"] for a, b in zip(mine, runs[other]))
+            out.append({"tree": tree.name, "command": name, "ratio": ratio, "target": target,
+                        "met": None if target is None else ratio <= target,
+                        "paired_median": statistics.median(paired), "paired_min": paired[0], "paired_max": paired[-1]})
     return out
+
+
+def _denominator(name: str, over: str) -> str | None:
+    if over == "vs":
+        return None if name == "vs" else "vs"
+    who, _, rest = name.partition(" ")
+    return f"{over} {rest}" if who == "porter" else None
 
 
 def growth(trees: list[Tree], results: list[dict]) -> dict[str, dict[str, float]]:
@@ -86,7 +95,7 @@ def print_report(trees: list[Tree], results: list[dict], meta: dict) -> None:
           f"--jobs {meta['jobs'] or 'default (all cores)'}, {meta['repeat']} rounds, medians")
     if meta.get("vs"):
         print(f"vs = {meta['vs']}")
-    head = f"{'tree':<14} {'files':>6} {'lines':>8}  {'command':<20} {'median s':>9} {'min-max s':>13} " \
+    head = f"{'tree':<14} {'files':>6} {'lines':>8}  {'command':<22} {'median s':>9} {'min-max s':>13} " \
            f"{'cpu s':>7} {'files/s':>8} {'lines/s':>9} {'us/line':>8} {'peak MiB':>9} {'tree MiB':>9}"
     print("\n" + head + "\n" + "-" * len(head))
     for r in results:
@@ -95,7 +104,7 @@ def print_report(trees: list[Tree], results: list[dict], meta: dict) -> None:
         tree = by_name[r["tree"]]
         f = figures(tree, r["runs"], r.get("tree_pss_mib"))
         flag = "" if f["exit_codes"] in ([0], [0, 1], [1]) else f"  exit {f['exit_codes']}"
-        print(f"{tree.name:<14} {tree.files:>6} {tree.lines:>8}  {r['command']:<20} {f['median_s']:>9.2f} "
+        print(f"{tree.name:<14} {tree.files:>6} {tree.lines:>8}  {r['command']:<22} {f['median_s']:>9.2f} "
               f"{f['min_s']:>6.2f}-{f['max_s']:<6.2f} {f['cpu_s']:>7.2f} {f['files_per_s']:>8.0f} {f['lines_per_s']:>9.0f} "
               f"{f['us_per_line']:>8.1f} {f['peak_rss_mib']:>9.0f} {_mib(f['tree_pss_mib']):>9}{flag}")
     print("\ncpu s: user + system time of the command and every process it waited for (workers included).")
@@ -106,10 +115,12 @@ def print_report(trees: list[Tree], results: list[dict], meta: dict) -> None:
     if rat:
         print("\nratio porter / vs (medians, same tree, same run); targets from issue 14 (for LLaMA-Factory);")
         print("paired: the median (min-max) of each round's porter run over that round's peer run:")
-        for x in rat:
-            verdict = "" if x["target"] is None else f"target <= {x['target']:.2f}: {'met' if x['met'] else 'NOT met'}"
-            paired = f"paired {x['paired_median']:5.2f}x ({x['paired_min']:.2f}-{x['paired_max']:.2f})"
-            print(f"  {x['tree']:<14} {x['command']:<20} {x['ratio']:6.2f}x  {paired}  {verdict}")
+        _print_ratios(rat)
+    base = ratios(trees, results, over="baseline")
+    if base:
+        print(f"\nratio porter / baseline ({meta.get('baseline')}), same commands, same rounds; below 1.00: faster than")
+        print("the baseline; paired as above (what a change did to porter's speed, whatever the machine's speed):")
+        _print_ratios(base)
     grow = growth(trees, results)
     if grow:
         print("\ngrowth: time per line at the larger tree / at the smaller (1.0 = linear; below 1 = start-up amortised):")
@@ -117,6 +128,13 @@ def print_report(trees: list[Tree], results: list[dict], meta: dict) -> None:
             print(f"  {cmd:<20} " + "  ".join(f"{step} {factor:5.2f}" for step, factor in steps.items()))
     for note in meta.get("notes", []):
         print(f"note: {note}")
+
+
+def _print_ratios(rows: list[dict]) -> None:
+    for x in rows:
+        verdict = "" if x["target"] is None else f"target <= {x['target']:.2f}: {'met' if x['met'] else 'NOT met'}"
+        paired = f"paired {x['paired_median']:5.2f}x ({x['paired_min']:.2f}-{x['paired_max']:.2f})"
+        print(f"  {x['tree']:<14} {x['command']:<22} {x['ratio']:6.2f}x  {paired}  {verdict}")
 
 
 def _mib(value: float | None) -> str:
@@ -134,5 +152,6 @@ def to_json(trees: list[Tree], results: list[dict], meta: dict) -> dict:
                      "peaks_mib": [x["peak_rss_mib"] for x in r["runs"]],
                      "tree_pss_mib_runs": [x.get("tree_pss_mib") for x in r["runs"]]} for r in results if r["runs"]],
         "ratios": ratios(trees, results),
+        "baseline_ratios": ratios(trees, results, over="baseline"),
         "growth": growth(trees, results),
     }
