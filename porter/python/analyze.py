@@ -70,6 +70,8 @@ def rule_findings(ctx: FileContext, rules: ActiveRules, suppressed: dict[int, fr
         kind_rules = rules.of_kind(kind_name)
         if kind_rules and hasattr(module, "check"):
             findings.extend(module.check(ctx, kind_rules))
+    if rules.covered_by and any(f.rule in rules.covered_by for f in findings):
+        findings = _without_covered(ctx, findings, rules.covered_by)
     if rules.notes_in_tests and any(f.rule in rules.notes_in_tests for f in findings):
         findings = _notes_in_tests(ctx, findings, rules.notes_in_tests)
     if suppressed:
@@ -79,6 +81,26 @@ def rule_findings(ctx: FileContext, rules: ActiveRules, suppressed: dict[int, fr
         if kind_rules and hasattr(module, "finalize"):
             findings = module.finalize(ctx, kind_rules, findings)
     return findings
+
+
+def _without_covered(ctx: FileContext, findings: list[Finding], covered_by: dict[str, str]) -> list[Finding]:
+    """`findings` less each keyword finding given in a call that its covering rule reports at
+    the call's name: `BitsAndBytesConfig(load_in_4bit=True)` is one thing to drop (PRT402),
+    not two. Before suppressions: a call the user accepted takes its keyword with it."""
+    at: dict[tuple[int, int], list[Finding]] = {}
+    for f in findings:
+        at.setdefault((f.line, f.col), []).append(f)
+    covered: set[int] = set()
+    for keyword in ctx.nodes(ast.keyword):
+        mine = [f for f in at.get(ctx.index.line_col(ctx.span(keyword)[0]), ()) if f.rule in covered_by]
+        call = ctx.parents.get(keyword)
+        if not mine or not isinstance(call, ast.Call):
+            continue
+        start, end = (ctx.index.line_col(offset) for offset in ctx.span(call.func))
+        reported = {f.rule for f in findings if f.edit is None and start <= (f.line, f.col)
+                    and (f.end_line or f.line, f.end_col or f.col) <= end}
+        covered.update(id(f) for f in mine if covered_by[f.rule] in reported)
+    return [f for f in findings if id(f) not in covered]
 
 
 def _notes_in_tests(ctx: FileContext, findings: list[Finding], codes: frozenset[str]) -> list[Finding]:

@@ -80,8 +80,11 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     # `off_values`: values that switch the variable off (`RWKV_CUDA_ON=0`): set to one, it is not reported.
     # `notes`: name pattern -> why setting it changes nothing that runs on the target (a note, not a finding).
     KindSchema("env-var", {"names": _LIST}, {"replace": _DICT, "off_values": _LIST, "notes": _DICT}),
+    # `covered_by`: a qualified-name rule; the keyword given in a call that rule reports
+    # (BitsAndBytesConfig(load_in_4bit=True)) is left to it: one thing to act on, one finding.
     KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL,
-                                                    "note_in_tests": _BOOL}),
+                                                    "note_in_tests": _BOOL,
+                                                    "covered_by": _f(str, rule_of_kind="qualified-name")}),
     KindSchema("library-import", {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
     # `once_per_file`: the rule's findings in one file are one thing to act on (porter/engine/pipeline.py).
     KindSchema(REQUIREMENT_STRING, {"on": _f(str, choices=REQUIREMENT_OUTCOMES)},

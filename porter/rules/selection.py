@@ -134,6 +134,13 @@ class ActiveRules:
         """Codes whose findings inside a test function are notes (a rule's `note_in_tests`)."""
         return frozenset(r.code for r in self.rules if r.params.get("note_in_tests"))
 
+    @cached_property
+    def covered_by(self) -> dict[str, str]:
+        """Code -> the code of the rule that reports the call its keyword is given in (a
+        keyword-value rule's `covered_by`), where both are active."""
+        return {r.code: r.params["covered_by"] for r in self.rules
+                if r.params.get("covered_by") in self.codes}
+
     def of_kind(self, kind: str) -> list[Rule]:
         """The active rules of one kind (in code order)."""
         return self._by_kind.get(kind, [])
