@@ -111,7 +111,11 @@ def _chain(node: ast.AST) -> tuple[ast.Name, list[ast.Attribute]]:
 
 def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rule: Rule) -> Iterable[Finding]:
     if not rule.params.get("replace") and not rule.params.get("add_keywords"):
-        if not ctx.in_annotation(node):  # a type named in an annotation runs nothing of it
+        # Not uses: a type named in an annotation runs nothing of it; nor does assigning to a
+        # function or class (`callables`): `cpp_extension.load_inline = refuse` is a patch (a
+        # setting such as `cudnn.deterministic = True` is a use: those rules are not `callables`).
+        patched = rule.params.get("callables") and type(getattr(node, "ctx", None)) is ast.Store
+        if not ctx.in_annotation(node) and not patched:
             yield ctx.finding(rule, node, subject=qual)
         return
     if rule.params.get("report"):

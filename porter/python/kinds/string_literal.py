@@ -230,8 +230,9 @@ def _only_named(ctx: FileContext, node: ast.AST, value: str) -> bool:
     if _named_constant(ctx, node, value) is not None:
         return True
     parent = ctx.parents.get(node)
+    # (None among the names is "not set": `choices=[None, "sdpa", "flash_attention_2"]`)
     if isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and len(parent.elts) > 1 and all(
-            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in parent.elts):
+            isinstance(e, ast.Constant) and (isinstance(e.value, str) or e.value is None) for e in parent.elts):
         # ... but not a command's argv, run by the call it is given to (`["nvidia-smi", "-L"]`)
         call = ctx.parents.get(parent)
         argv = (not isinstance(parent, ast.Set) and parent.elts[0] is node and isinstance(call, ast.Call)
