@@ -99,7 +99,7 @@ class RequirementPolicy:
                 return [Verdict(rule, rule.severity, message, rule.suggestion, subject=text.strip())]
         entry = self.table.by_distribution(req.name)
         cuda_pin = any(_CUDA_LOCAL.search(s.version) for s in req.specifier)
-        verdicts = self._table_verdicts(req.name, entry, text if editable else None, req.specifier, cuda_pin)
+        verdicts = self._table_verdicts(req.name, entry, text if editable else None, req.specifier, cuda_pin, req.url)
         if any(v.drop for v in verdicts):
             return verdicts
         verdicts += self._local_version(req, entry, text if editable else None)
@@ -158,7 +158,7 @@ class RequirementPolicy:
         return [Verdict(rule, severity, message, entry.suggestion or rule.suggestion, subject=name)]
 
     def _table_verdicts(self, name: str, entry: PackageEntry | None, text: str | None,
-                        specifier: Iterable = (), cuda_pin: bool = False) -> list[Verdict]:
+                        specifier: Iterable = (), cuda_pin: bool = False, url: str | None = None) -> list[Verdict]:
         if entry is None:
             return []
         if entry.vendor_build and "vendor-build" in self.rules:
@@ -169,6 +169,13 @@ class RequirementPolicy:
             return []
         if on == "drop":
             return [Verdict(rule, entry.severity, f"{name}: {entry.reason}", entry.suggestion, drop=True, subject=name)]
+        if on == "replace" and url:
+            # `deepspeed @ git+https://.../DeeperSpeed.git`: the URL builds a distribution of its own
+            # (a fork), whose name pip checks against the one written: renamed, the line fails.
+            message = (f"{name} @ {url}: a direct reference (a fork or a build of its own), not renamed to "
+                       f"{entry.replacement}, which that URL does not build: {entry.reason}")
+            return [Verdict(rule, entry.severity, message,
+                            f"Replace the line with {entry.replacement} from the vendor, or port the fork itself.", subject=name)]
         if on == "replace":
             match = _NAME.match(text) if text is not None else None
             span = match.span(1) if match else None
