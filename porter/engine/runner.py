@@ -23,6 +23,7 @@ from porter.core.model import FileCheck, FileResult
 from porter.core.tree import LORA_DIR, REPORT_DIR, walk
 from porter.engine.cache import ResultCache, cache_key, cached_map, content_digest
 from porter.engine.folding import fold_kept_modules
+from porter.engine.own_modules import with_own_modules
 from porter.engine.parallel import NOT_PYTHON, map_files
 from porter.engine.tree_index import TreeIndex
 from porter.engine.sources import MAX_FILE_MB, TooLarge, read_source, source_kind
@@ -277,6 +278,7 @@ def _tree_results(mode: str, src: Path, rules: ActiveRules, jobs: int | None, ex
     # The tree's own pins, read once (remembered while its pin files are unchanged): the rules
     # they make moot are off.
     rules = project_off(rules, src, index.remembered)
+    rules = with_own_modules(rules, src)  # its own packages named like a library (GPT-NeoX's megatron/)
     tree = _read_tree(src, rules, exclude, max_bytes=max_bytes, files=files, index=index,
                       first_read=_first_read(index, cache, mode, rules), unreadable=_STEPS[mode][1], **_ANSWERS[mode])
     return tree.early + _run(mode, tree, rules, jobs, cache, _KEEP[mode], index), tree, rules

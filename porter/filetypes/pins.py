@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from porter.core.toml import tomllib
@@ -136,7 +136,7 @@ def project_off(rules: ActiveRules, root: Path, remember: Remember | None = None
 
     key = "pins|" + ",".join(sorted(f"{r.code}:{r.params['unless_pinned']}" for r in conditional))
     off = frozenset(remember(key, [root / name for name in PIN_FILES], decide) if remember else decide())
-    return ActiveRules(rules.ruleset, rules.selection, rules.project_off | off) if off else rules
+    return replace(rules, project_off=rules.project_off | off) if off else rules
 
 
 def read_pins(root: Path, wanted: set[str]) -> ProjectPins:

@@ -46,9 +46,11 @@ class FileContext:
     by_type: dict[type, list[ast.AST]]
     target: str
     version: str | None = None
+    own_modules: frozenset[str] = frozenset()  # the tree's own top-level packages (ActiveRules.own_modules)
 
     @classmethod
-    def build(cls, path: str, text: str, tree: ast.Module, target: str, version: str | None = None) -> FileContext:
+    def build(cls, path: str, text: str, tree: ast.Module, target: str, version: str | None = None,
+              own_modules: frozenset[str] = frozenset()) -> FileContext:
         parents: dict[ast.AST, ast.AST] = {}
         by_type: dict[type, list[ast.AST]] = defaultdict(list)
         # A hand-rolled walk over only the fields that can hold nodes (see _child_fields):
@@ -77,7 +79,7 @@ class FileContext:
         imports = ImportMap.from_nodes(
             by_type.get(ast.Import, []) + by_type.get(ast.ImportFrom, []), tree.body
         )
-        return cls(path, text, tree, LineIndex(text), imports, parents, by_type, target, version)
+        return cls(path, text, tree, LineIndex(text), imports, parents, by_type, target, version, own_modules)
 
     @cached_property
     def import_chains(self) -> list[tuple[ast.AST, str]]:

@@ -7,7 +7,7 @@ version/select/ignore arguments).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from porter.rules.kinds import KINDS
@@ -65,19 +65,26 @@ class ActiveRules:
     # Codes the project itself makes moot: its pins guarantee what the rule warns about (an
     # `unless_pinned` rule; the tree runner decides with porter/filetypes/pins.py).
     project_off: frozenset[str] = frozenset()
+    # Top-level modules the tree itself provides (GPT-NeoX's own megatron/): an import of one is
+    # the project's code, not the library of that name (porter/engine/own_modules.py decides).
+    own_modules: frozenset[str] = frozenset()
+
+    def _identity(self) -> tuple:
+        return self.ruleset, self.selection, self.project_off, self.own_modules
 
     def __hash__(self) -> int:
-        return hash((self.ruleset, self.selection, self.project_off))
+        return hash(self._identity())
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ActiveRules) and (self.ruleset, self.selection, self.project_off) == (
-            other.ruleset, other.selection, other.project_off)
+        return isinstance(other, ActiveRules) and self._identity() == other._identity()
 
     @property
     def key(self) -> str:
-        """A text that differs whenever the rules that run do (part of cache keys)."""
+        """A text that differs whenever the rules that run do, or what they see of the tree
+        beyond the file (part of cache keys)."""
         off = f"|off:{','.join(sorted(self.project_off))}" if self.project_off else ""
-        return f"{self.ruleset.digest}|{self.selection.key}{off}"
+        own = f"|own:{','.join(sorted(self.own_modules))}" if self.own_modules else ""
+        return f"{self.ruleset.digest}|{self.selection.key}{off}{own}"
 
     @property
     def target(self) -> str:
@@ -148,7 +155,7 @@ class ActiveRules:
     def narrowed(self, ignore: tuple[str, ...]) -> ActiveRules:
         """The same with more codes ignored (a notebook's `!` lines skip per-line setup notes)."""
         s = self.selection
-        return ActiveRules(self.ruleset, Selection(s.version, s.select, s.ignore + ignore, s.kinds, s.extend), self.project_off)
+        return replace(self, selection=Selection(s.version, s.select, s.ignore + ignore, s.kinds, s.extend))
 
     def by_code(self, code: str) -> Rule | None:
         """Any rule of the set, active or not (a rule may name another as its data source)."""

@@ -13,6 +13,9 @@ nothing to port. So is one inside a `test_*` function: the test of a CUDA-only s
 run on the target, and its module still imports (a top-level import would break the
 collection of the whole test file and is reported). The package's requirement line and the
 code that uses it are what the user acts on.
+
+A package the tree itself provides (GPT-NeoX's own `megatron/`, porter/engine/own_modules.py)
+is the project's code: its imports are never reported.
 """
 
 from __future__ import annotations
@@ -58,6 +61,8 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 modules = [(alias.name, alias) for alias in node.names]
             need = None
             for module, where in modules:
+                if module.split(".", 1)[0] in ctx.own_modules:
+                    continue  # the project's own package of that name, not the library
                 entry = table.by_import(module)
                 if entry is None or entry.action not in rule.params["actions"] or entry.imports_run:
                     continue

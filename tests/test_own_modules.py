@@ -1,0 +1,65 @@
+"""A tree-level fact reaching a Python rule: a package the tree provides itself is not the
+library of that name (GPT-NeoX and Megatron-DeepSpeed ship their own `megatron/`; 51 of
+GPT-NeoX's imports were reported as megatron-core before). The runner lists the tree's top
+once, and the cache key names the own packages that matter, so adding or removing one is
+never answered from the cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from porter.engine.cache import ResultCache, decode_file_check, encode_file_check
+from porter.engine.own_modules import own_modules
+from porter.engine.runner import check_tree
+from porter.rules import ActiveRules, load_rules
+
+TRAIN = """\
+import torch
+from megatron import mpu
+from megatron.model import GPT2Model
+import vllm
+
+
+def model():
+    return GPT2Model(mpu.get_model_parallel_world_size()).to(torch.float16)
+"""
+
+
+def _subjects(src: Path, cache: ResultCache | None = None) -> list[str]:
+    checked = check_tree(src, ActiveRules(load_rules("mlu")), jobs=1, cache=cache)
+    return sorted(f.subject for r in checked for f in r.findings if f.rule == "PRT401")
+
+
+def _tree(root: Path, own_megatron: bool) -> Path:
+    root.mkdir(exist_ok=True)
+    (root / "train.py").write_text(TRAIN)
+    if own_megatron:
+        (root / "megatron" / "model").mkdir(parents=True)
+        (root / "megatron" / "__init__.py").write_text("")
+        (root / "megatron" / "model" / "__init__.py").write_text("class GPT2Model:\n    pass\n")
+    return root
+
+
+def test_a_package_of_the_tree_is_its_own(tmp_path):
+    assert _subjects(_tree(tmp_path / "neox", own_megatron=True)) == ["vllm"]  # vllm is still reported
+    assert _subjects(_tree(tmp_path / "user", own_megatron=False)) == ["megatron-core", "vllm"]
+
+
+def test_what_counts_as_the_trees_own(tmp_path):
+    (tmp_path / "megatron").mkdir()
+    (tmp_path / "megatron" / "__init__.py").write_text("")
+    (tmp_path / "src" / "fla").mkdir(parents=True)  # the src layout
+    (tmp_path / "src" / "fla" / "__init__.py").write_text("")
+    (tmp_path / "deepspeed.py").write_text("")  # a top-level module shadows the library too
+    (tmp_path / "vllm").mkdir()  # no __init__.py: any folder could be a namespace package
+    (tmp_path / "tools" / "apex").mkdir(parents=True)  # not at the top: not on the path
+    (tmp_path / "tools" / "apex" / "__init__.py").write_text("")
+    assert own_modules(tmp_path) == {"megatron", "fla", "deepspeed"}
+
+
+def test_adding_the_package_is_not_answered_from_the_cache(tmp_path):
+    cache = ResultCache(tmp_path / "cache", encode_file_check, decode_file_check)
+    src = _tree(tmp_path / "src", own_megatron=False)
+    assert "megatron-core" in _subjects(src, cache)
+    src = _tree(src, own_megatron=True)
+    assert "megatron-core" not in _subjects(src, cache)
