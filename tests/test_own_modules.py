@@ -1,15 +1,15 @@
 """A tree-level fact reaching a Python rule: a package the tree provides itself is not the
 library of that name (GPT-NeoX and Megatron-DeepSpeed ship their own `megatron/`; 51 of
 GPT-NeoX's imports were reported as megatron-core before). The runner lists the tree's top
-once, and the cache key names the own packages that matter, so adding or removing one is
-never answered from the cache."""
+once, and the cache key names its own packages, so adding or removing one is never answered
+from the cache."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from porter.engine.cache import ResultCache, decode_file_check, encode_file_check
-from porter.engine.own_modules import own_modules
+from porter.engine.own_modules import own_packages
 from porter.engine.runner import check_tree
 from porter.rules import ActiveRules, load_rules
 
@@ -50,11 +50,11 @@ def test_what_counts_as_the_trees_own(tmp_path):
     (tmp_path / "megatron" / "__init__.py").write_text("")
     (tmp_path / "src" / "fla").mkdir(parents=True)  # the src layout
     (tmp_path / "src" / "fla" / "__init__.py").write_text("")
-    (tmp_path / "deepspeed.py").write_text("")  # a top-level module shadows the library too
     (tmp_path / "vllm").mkdir()  # no __init__.py: any folder could be a namespace package
     (tmp_path / "tools" / "apex").mkdir(parents=True)  # not at the top: not on the path
     (tmp_path / "tools" / "apex" / "__init__.py").write_text("")
-    assert own_modules(tmp_path) == {"megatron", "fla", "deepspeed"}
+    (tmp_path / "scripts").mkdir()  # nor a plain folder of scripts
+    assert own_packages(tmp_path) == {"megatron", "fla"}
 
 
 def test_adding_the_package_is_not_answered_from_the_cache(tmp_path):

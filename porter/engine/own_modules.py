@@ -1,11 +1,14 @@
-"""The top-level modules a tree provides itself: its own packages, which its files import by
-the name of a library porter's package table knows (GPT-NeoX ships its own `megatron/`,
-Megatron-DeepSpeed too; a project may vendor a pure-Python copy of another).
+"""The top-level packages a tree provides itself, which its files may import by the name of a
+library porter's package table knows (GPT-NeoX ships its own `megatron/`, Megatron-DeepSpeed
+too; unsloth's repository is the `unsloth` package; a project may vendor a copy of another).
 
-Where Python finds them when the project runs: packages (folders with an `__init__.py`) and
-modules (`.py` files) at the top of the tree, and packages in a top-level `src/` (the src
-layout). A folder without `__init__.py` is not counted: any folder could be a namespace
-package, and `configs/` or `scripts/` are not.
+Where Python finds them when the project runs: folders with an `__init__.py` at the top of
+the tree, and in a top-level `src/` (the src layout). A folder without `__init__.py` is not
+counted: any folder could be a namespace package, and `configs/` or `scripts/` are not.
+
+Only a listing of two folders, with no table to read: this runs in the parent process
+before any worker starts, so it costs every run its time. The names are part of every cache
+key (ActiveRules.key), and a tree's packages seldom change.
 """
 
 from __future__ import annotations
@@ -15,37 +18,29 @@ from dataclasses import replace
 from pathlib import Path
 
 from porter.rules import ActiveRules
-from porter.tables.packages import load_package_table
 
-LIBRARY_IMPORT = "library-import"  # the kind that reads the package table for imports
+LIBRARY_IMPORT = "library-import"  # the kind that reads them (porter/python/kinds/library_import.py)
 
 _ROOTS = ("", "src")
 
 
-def own_modules(root: Path) -> frozenset[str]:
+def own_packages(root: Path) -> frozenset[str]:
     names: set[str] = set()
     for sub in _ROOTS:
-        folder = os.path.join(root, sub) if sub else str(root)
         try:
-            with os.scandir(folder) as entries:
+            with os.scandir(os.path.join(root, sub)) as entries:
                 for entry in entries:
-                    name = entry.name
-                    if entry.is_dir(follow_symlinks=False) and name.isidentifier():
-                        if os.path.isfile(os.path.join(entry.path, "__init__.py")):
-                            names.add(name)
-                    elif not sub and name.endswith(".py") and name[:-3].isidentifier() and entry.is_file():
-                        names.add(name[:-3])
+                    if (entry.name.isidentifier() and entry.is_dir(follow_symlinks=False)
+                            and os.path.isfile(os.path.join(entry.path, "__init__.py"))):
+                        names.add(entry.name)
         except OSError:
             continue  # no src/, or a root porter cannot list: nothing of its own known there
     return frozenset(names)
 
 
 def with_own_modules(rules: ActiveRules, root: Path) -> ActiveRules:
-    """`rules` told which of the packages porter's table names are the tree's own (only when
-    a library-import rule runs, and only those names: they are part of every cache key)."""
+    """`rules` told which top-level packages are the tree's own (only when a rule reads them)."""
     if not rules.of_kind(LIBRARY_IMPORT):
         return rules
-    known = {name.split(".", 1)[0] for entry in load_package_table(rules.target).entries.values()
-             for name in entry.import_names}
-    own = own_modules(root) & known
+    own = own_packages(root)
     return replace(rules, own_modules=own) if own else rules
