@@ -78,7 +78,7 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST,
                                       "report_in_modules": _LIST, "report_in_comparisons": _BOOL,
                                       "keep_in_decorators_near": _LIST, "flag_in_strategy": _LIST, "strategy_words": _STR,
-                                      "note_in_tests": _BOOL}),
+                                      "note_in_tests": _BOOL, "device_tables": _DICT}),
     # `off_values`: values that switch the variable off (`RWKV_CUDA_ON=0`): set to one, it is not reported.
     # `notes`: name pattern -> why setting it changes nothing that runs on the target (a note, not a finding).
     KindSchema("env-var", {"names": _LIST}, {"replace": _DICT, "off_values": _LIST, "notes": _DICT}),

@@ -23,6 +23,11 @@ module's imports, its `pytest.importorskip(...)` calls or its path, such as sgla
 the test cannot run on the target whatever its marker says, and the kept marker already
 keeps it off the target.
 
+A value of a dictionary from device to backend (`{"cuda": "nccl", "npu": "hccl"}`, looked up with
+the device type at run time) is kept, and with `device_tables` ("cuda" -> "mlu") an entry for
+the target is added beside it (`"cuda": "nccl", "mlu": "cncl"`): renaming the value would map
+CUDA to CNCL and leave the target's device without an entry.
+
 A constant named for the value it holds (`CUDA = "cuda"` in an enum, `BACKEND_NCCL =
 "nccl"`) is reported, never rewritten: `DeviceType.CUDA = "mlu"` would make every check for
 CUDA answer yes on MLU. The places that compare with it need the change instead.
@@ -369,6 +374,11 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 yield ctx.finding(rule, node, f'"{value}" kept: a device marker of a test that needs {stack}, '
                                   f"which does not run on {ctx.target.upper()}", subject=value, severity="info")
                 continue
+            table = _device_table(ctx, node, rule) if value in values else None
+            if table is not None:
+                if table:  # the table has no entry for the target yet: one is added beside this one
+                    yield _table_entry(ctx, rule, node, *table, values[value])
+                continue
             constant = _named_constant(ctx, node, value)
             if constant is not None:
                 yield ctx.finding(rule, node, f'"{value}" is the value of {constant}, a constant named for it: kept '
@@ -384,6 +394,34 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 if not first.value.startswith(tuple(prefixes)) or not _is_device_text(node) or _kept_context(ctx, node, rule):
                     continue
                 yield from _rewrite(ctx, rule, node, {}, prefixes)
+
+
+def _device_table(ctx: FileContext, node: ast.AST, rule: Rule) -> tuple[str, str] | tuple[()] | None:
+    """For a value of a dictionary keyed by device (`{"cuda": "nccl", "npu": "hccl"}`), a rule's
+    `device_tables` names the key it stands for and the target's key: (device, target key), or
+    () when the dictionary already has an entry for the target; None for any other literal."""
+    tables = rule.params.get("device_tables")
+    parent = ctx.parents.get(node)
+    if not tables or not isinstance(parent, ast.Dict):
+        return None
+    keys = {k.value: k for k in parent.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    key = next((k for k, v in zip(parent.keys, parent.values) if v is node), None)
+    if not (isinstance(key, ast.Constant) and key.value in tables):
+        return None
+    target = tables[key.value]
+    return () if target in keys else (key.value, target)
+
+
+def _table_entry(ctx: FileContext, rule: Rule, node: ast.AST, device: str, target: str, new: str) -> Finding:
+    """The dictionary keeps its entry for `device` (code that still runs on it needs it) and
+    gains one for the target right after it, in the literal's own quotes:
+    `"cuda": "nccl", "mlu": "cncl"`."""
+    start, end = ctx.span(node)
+    source = ctx.text[start:end]
+    quote = source[-1]
+    return ctx.finding(rule, (start, end), f'{{"{device}": {source}}} maps a device to its backend: '
+                       f'added "{target}": "{new}" beside it', replacement=f"{source}, {quote}{target}{quote}: {quote}{new}{quote}",
+                       subject=source.strip(quote), expect_old=source)
 
 
 def _rewrite(ctx: FileContext, rule: Rule, node: ast.AST, values: dict, prefixes: dict) -> Iterable[Finding]:
