@@ -131,8 +131,11 @@ def _named_constant(ctx: FileContext, node: ast.AST, value: str) -> str | None:
 
 
 def _call_of(ctx: FileContext, node: ast.AST) -> ast.Call | None:
-    """The call `node` is an argument of (positional, keyword or starred), else None."""
+    """The call `node` is an argument of (positional, keyword or starred), else None; also as
+    one branch of a choice (`backend="ipc" if hybrid else "nccl"`)."""
     parent = ctx.parents.get(node)
+    while isinstance(parent, ast.IfExp) and parent.test is not node:
+        node, parent = parent, ctx.parents.get(parent)
     if isinstance(parent, ast.keyword):
         parent = ctx.parents.get(parent)
     return parent if isinstance(parent, ast.Call) and parent.func is not node else None
@@ -164,9 +167,15 @@ _NAME_WORDS = re.compile(r"[a-z0-9]+")
 def _default_owner(ctx: FileContext, node: ast.AST, modules: tuple[str, ...]) -> str | None:
     """The option of another stack the literal is the default of, else None: a command-line
     option or attribute that names it (`add_argument("--vllm.sync_backend", default="nccl")`,
-    `getattr(args.vllm, "sync_backend", "nccl")`), or a parameter the function hands to a
-    call into it (`def init_group(backend="nccl")` calling ray's `init_collective_group`)."""
+    `getattr(args.vllm, "sync_backend", "nccl")`, a config field `vllm_sync_backend: str =
+    "nccl"`), or a parameter the function hands to a call into it (`def init_group(backend="nccl")`
+    calling ray's `init_collective_group`)."""
     parent = ctx.parents.get(node)
+    if isinstance(parent, (ast.AnnAssign, ast.Assign)) and parent.value is node:
+        targets = [parent.target] if isinstance(parent, ast.AnnAssign) else parent.targets
+        names = [t.id if isinstance(t, ast.Name) else getattr(t, "attr", "") for t in targets]
+        if any(set(_NAME_WORDS.findall(n.lower())) & set(modules) for n in names):
+            return f"the default of {names[0]}, a setting of another stack"
     if isinstance(parent, ast.keyword) and parent.arg == "default":
         call = ctx.parents.get(parent)
         if isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "add_argument":
