@@ -237,7 +237,8 @@ def _skipped_unless_importable(ctx: FileContext) -> list[str]:
 def _only_named(ctx: FileContext, node: ast.AST, value: str) -> bool:
     """A flagged literal that only names its value, where nothing is set to it: compared
     (`impl != "flash_attention_2"`, `x in ("fa2", ...)`), one name in a table of names
-    (`SUPPORTED = {"sdpa", "flash_attention_2"}`, `choices=["eager", "flash_attention_2"]`),
+    (`SUPPORTED = {"sdpa", "flash_attention_2"}`, `choices=["eager", "flash_attention_2"]`, a
+    dictionary from enum members to names),
     in a type annotation (`Literal["eager", "flash_attention_2"]`), or the value of a
     constant named for it (`FLASH_ATTENTION_2 = "flash_attention_2"`). Reported are the
     places that use it."""
@@ -253,6 +254,12 @@ def _only_named(ctx: FileContext, node: ast.AST, value: str) -> bool:
                 and bool(call.args) and call.args[0] is parent)
         if not argv:
             return True
+    if (isinstance(parent, ast.Dict) and len(parent.values) > 1 and any(v is node for v in parent.values)
+            and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in parent.values)
+            and not any(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in parent.keys)):
+        # a table from names to names (`{Backend.flash_2: "flash_attention_2", Backend.torch:
+        # "sdpa"}`); a dictionary of settings has string keys (`{"attn_implementation": ...}`)
+        return True
     while isinstance(parent, (ast.Tuple, ast.List, ast.Set)):
         parent = ctx.parents.get(parent)
     if isinstance(parent, ast.Compare):
