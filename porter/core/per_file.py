@@ -1,7 +1,8 @@
 """Findings that are one thing to act on per file, merged into one at the first place:
 those of a rule marked `once_per_file` (torchvision and torchaudio, wherever a file installs
-them), and the repeats of one reported name (ten `NCCL_DEBUG` lookups in one test file; a
-rule's `once_per_subject`)."""
+them; a launch script's block of NCCL tuning variables), and the repeats of one reported name
+(ten `NCCL_DEBUG` lookups in one test file; a rule's `once_per_subject`). A rule with both
+merges the repeats first, then the names."""
 
 from __future__ import annotations
 
@@ -33,8 +34,9 @@ def merged_repeats(findings: list[Finding], key: Callable[[Finding], Hashable | 
 
 
 def once_per_file(findings: list[Finding], codes: frozenset[str]) -> list[Finding]:
-    """`findings` with those of `codes` (reports without an edit) merged into one per code."""
-    return merged_repeats(findings, lambda f: f.rule if f.rule in codes else None, _also_in_this_file)
+    """`findings` with those of `codes` (reports without an edit) merged into one per code and
+    severity: a note (nothing to act on) is never folded into a finding, nor the reverse."""
+    return merged_repeats(findings, lambda f: (f.rule, f.severity) if f.rule in codes else None, _also_in_this_file)
 
 
 def _also_in_this_file(first: Finding, rest: list[Finding]) -> str:

@@ -32,10 +32,10 @@ _NO_COMMENTS = ("json", "notebook")
 def find(rel: str, data: bytes, kind: str, rules: ActiveRules) -> Found | Skipped | None:
     found = file_type(kind).find(rel, data, rules)
     if isinstance(found, Found):
+        if rules.once_per_subject:  # repeats of one name first, then a rule's names per file
+            found.findings = once_per_subject(found.findings, rules.once_per_subject)
         if rules.once_per_file:
             found.findings = once_per_file(found.findings, rules.once_per_file)
-        if rules.once_per_subject:
-            found.findings = once_per_subject(found.findings, rules.once_per_subject)
     if found is None and kind not in _NO_COMMENTS and rules.of_kind(SUPPRESSION_KIND) and b"porter" in data.lower():
         # Screened out (nothing for the rules): only its suppression comments are left to check.
         return Found(data.decode("utf-8", "replace"), [], str.encode, "python" if kind == "python" else "hash")

@@ -108,14 +108,16 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
                fixed_severity=True),
     KindSchema("python-snippet", {"interpreters": _LIST}, example_file="run.sh"),
     # `once_per_subject`: one finding per variable (distribution) and file, with the count of the others.
-    KindSchema("shell-env-var", {"from_rule": _f(str, rule_of_kind="env-var")}, {"once_per_subject": _BOOL},
+    KindSchema("shell-env-var", {"from_rule": _f(str, rule_of_kind="env-var")}, {"once_per_subject": _BOOL, "once_per_file": _BOOL},
                example_file="run.sh"),
     KindSchema("shell-command", {"commands": _LIST}, {"probes": _LIST}, example_file="run.sh"),
     KindSchema("shell-launcher-flag", {"launchers": _LIST, "flags": _LIST}, {"values": _LIST}, example_file="run.sh"),
     KindSchema("shell-env-setup", {"launchers": _LIST, "markers": _LIST}, example_file="run.sh"),
     KindSchema("container-image", {"image_patterns": _LIST}, example_file="Dockerfile"),
     # Either `from_rule` (an env-var rule whose names and renames apply) or its own `names`.
-    KindSchema("container-env-var", {}, {"from_rule": _f(str, rule_of_kind="env-var"), "names": _LIST},
+    # `once_per_file` (as for shell scripts): a block of NCCL tuning variables is one thing to drop.
+    KindSchema("container-env-var", {}, {"from_rule": _f(str, rule_of_kind="env-var"), "names": _LIST,
+                                         "once_per_file": _BOOL},
                example_file="Dockerfile"),
     KindSchema("compose-key", {"match": _DICT}, example_file="docker-compose.yml"),
     # A notebook cell that does not parse as Python after IPython syntax is masked.
