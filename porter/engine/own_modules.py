@@ -18,8 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from porter.rules import ActiveRules
-
-LIBRARY_IMPORT = "library-import"  # the kind that reads them (porter/python/kinds/library_import.py)
+from porter.rules.kinds import LIBRARY_IMPORT  # the kind that reads them (porter/python/kinds/library_import.py)
 
 _ROOTS = ("", "src")
 

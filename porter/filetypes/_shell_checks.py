@@ -16,7 +16,7 @@ from porter.filetypes._common import TextFile
 from porter.filetypes._config_rules import hit_message, match_pairs
 from porter.filetypes._configtree import Scalar
 from porter.filetypes._shell_syntax import Script, Word, command_words, identities
-from porter.python.kinds.env_var import assigned_names, renamed_variable, report, rule_for_name  # the same rename table as the Python rule
+from porter.python.kinds.env_var import assigned_names, variable_verdict  # the same rename table as the Python rule
 from porter.core.model import Finding
 from porter.filetypes._installs import install_verdicts
 from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
@@ -57,16 +57,14 @@ def env_findings(file: TextFile, script: Script, rules: list[Rule], ruleset: Act
         for name, offset in assigned_names(file.text[start + 1:end - 1]):
             spans.append((start + 1 + offset, start + 1 + offset + len(name), name, True))
     for start, end, name, is_set in spans:
-        for rule, src in sources:
-            if rule_for_name(name, [src]) is None:
-                continue
-            new = renamed_variable(name, src)
-            if new is not None:
-                yield file.finding(rule, (start, end), f"{name} -> {new}", replacement=new, subject=name)
-            elif is_set:
-                message, severity = report(name, rule, src)
-                yield file.finding(rule, (start, end), message, subject=name, severity=severity)
-            break
+        verdict = variable_verdict(name, sources)
+        if verdict is None:
+            continue
+        rule, new, message, severity = verdict
+        if new is not None:
+            yield file.finding(rule, (start, end), message, replacement=new, subject=name)
+        elif is_set:  # a name only expanded or unset where nothing sets it is not reported
+            yield file.finding(rule, (start, end), message, subject=name, severity=severity)
 
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})

@@ -26,7 +26,7 @@ from porter.core.edits import Found
 from porter.core.model import Edit, Finding, Skipped
 from porter.filetypes._installs import install_verdicts
 from porter.filetypes.requirements import text_found
-from porter.python.kinds.env_var import renamed_variable, report, rule_for_name
+from porter.python.kinds.env_var import variable_verdict
 from porter.rules import ActiveRules, Rule
 from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
 from porter.core.textio import LineIndex
@@ -70,16 +70,10 @@ class Context:
                 self.add(rule, offset, f"{rule.message or rule.summary}: {shown}", image)
 
     def env_name(self, offset: int, name: str, value: str | None) -> None:
-        for rule, source in self.env:
-            if rule_for_name(name, [source]) is None:
-                continue
-            new = renamed_variable(name, source)
-            if new is None:
-                message, severity = report(name, rule, source)
-                self.add(rule, offset, message, name, severity=severity)
-            else:
-                self.add(rule, offset, f"{name} -> {new}", name, (offset, new))
-            break
+        verdict = variable_verdict(name, self.env)
+        if verdict is not None:
+            rule, new, message, severity = verdict
+            self.add(rule, offset, message, name, (offset, new) if new is not None else None, severity)
         if name in _PIP_INDEX_ENV and value and self.policy:
             self.requirement_verdicts(offset, self.policy.review_url(value))
 

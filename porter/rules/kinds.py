@@ -29,6 +29,7 @@ REQUIREMENT_OUTCOMES = ("drop", "replace", "flag", "note", "local-version", "ind
 CONFIG_TYPES = ("training", "accelerate", "deepspeed", "any")
 SUPPRESSION_PROBLEMS = ("invalid", "unused")  # what a suppression-comment rule reports
 CODEMOD = "codemod"  # the kind of a project's codemod rules (porter/rules/codemods.py)
+LIBRARY_IMPORT = "library-import"  # the kind that reads the package table for imports (and the tree's own packages)
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL,
                                                     "note_in_tests": _BOOL,
                                                     "covered_by": _f(str, rule_of_kind="qualified-name")}),
-    KindSchema("library-import", {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
+    KindSchema(LIBRARY_IMPORT, {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
     # `once_per_file`: the rule's findings in one file are one thing to act on (porter/engine/pipeline.py).
     KindSchema(REQUIREMENT_STRING, {"on": _f(str, choices=REQUIREMENT_OUTCOMES)},
                {"url_patterns": _LIST, "once_per_file": _BOOL, "once_per_subject": _BOOL},

@@ -63,6 +63,21 @@ def report(name: str, rule: Rule, source: Rule) -> tuple[str, str | None]:
     return (summary if name in summary else f"{name}: {summary}"), None
 
 
+def variable_verdict(name: str, sources: list[tuple[Rule, Rule]]) -> tuple[Rule, str | None, str, str | None] | None:
+    """What the first (rule, source) whose source names `name` says of it, in any file type:
+    (rule, the new name or None, message, severity or None for the rule's own); None when no
+    source names it. `source` holds the names and renames (an env-var rule); `rule` reports."""
+    for rule, source in sources:
+        if rule_for_name(name, [source]) is None:
+            continue
+        new = renamed_variable(name, source)
+        if new is not None:
+            return rule, new, f"{name} -> {new}", None
+        message, severity = report(name, rule, source)
+        return rule, None, message, severity
+    return None
+
+
 def renamed_variable(name: str, rule: Rule) -> str | None:
     replace = rule.params.get("replace") or {}
     if name in replace:
@@ -145,10 +160,9 @@ def _switched_off(rule: Rule, value: object) -> bool:
 
 
 def _finding(ctx: FileContext, rule: Rule, name: str, offset: int) -> Finding:
-    new = renamed_variable(name, rule)
+    _, new, message, severity = variable_verdict(name, [(rule, rule)])
     span = (offset, offset + len(name))
     if new is None:
-        message, severity = report(name, rule, rule)
         return ctx.finding(rule, span, message, subject=name, severity=severity)
-    return ctx.finding(rule, span, f"{name} -> {new}", replacement=new, subject=name, expect_old=name)
+    return ctx.finding(rule, span, message, replacement=new, subject=name, expect_old=name)
 

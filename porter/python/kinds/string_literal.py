@@ -110,20 +110,24 @@ def _is_key_lookup(ctx: FileContext, node: ast.AST, parent: ast.AST | None) -> b
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
+def _assigned_target(ctx: FileContext, node: ast.AST) -> ast.expr | None:
+    """What `node` is the whole value of: the one target of `X = node` or `x: T = node`."""
+    parent = ctx.parents.get(node)
+    if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1:
+        return parent.targets[0]
+    if isinstance(parent, ast.AnnAssign) and parent.value is node:
+        return parent.target
+    return None
+
+
 def _named_constant(ctx: FileContext, node: ast.AST, value: str) -> str | None:
     """The name of the constant `node` is the value of, when that name says the value's
     word (`CUDA`, `NCCL`): an UPPER_CASE name, or any attribute of an Enum-like class body."""
-    parent = ctx.parents.get(node)
-    if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1:
-        target = parent.targets[0]
-    elif isinstance(parent, ast.AnnAssign) and parent.value is node:
-        target = parent.target
-    else:
-        return None
+    target = _assigned_target(ctx, node)
     if not isinstance(target, ast.Name):
         return None
     name = target.id
-    in_class = isinstance(ctx.parents.get(parent), ast.ClassDef)
+    in_class = isinstance(ctx.parents.get(ctx.parents.get(node)), ast.ClassDef)
     if not (name.isupper() or in_class):
         return None
     word = re.split(r"[^A-Za-z]", value, maxsplit=1)[0].lower()
@@ -170,12 +174,11 @@ def _default_owner(ctx: FileContext, node: ast.AST, modules: tuple[str, ...]) ->
     `getattr(args.vllm, "sync_backend", "nccl")`, a config field `vllm_sync_backend: str =
     "nccl"`), or a parameter the function hands to a call into it (`def init_group(backend="nccl")`
     calling ray's `init_collective_group`)."""
+    target = _assigned_target(ctx, node)
+    field = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
+    if field and set(_NAME_WORDS.findall(field.lower())) & set(modules):
+        return f"the default of {field}, a setting of another stack"
     parent = ctx.parents.get(node)
-    if isinstance(parent, (ast.AnnAssign, ast.Assign)) and parent.value is node:
-        targets = [parent.target] if isinstance(parent, ast.AnnAssign) else parent.targets
-        names = [t.id if isinstance(t, ast.Name) else getattr(t, "attr", "") for t in targets]
-        if any(set(_NAME_WORDS.findall(n.lower())) & set(modules) for n in names):
-            return f"the default of {names[0]}, a setting of another stack"
     if isinstance(parent, ast.keyword) and parent.arg == "default":
         call = ctx.parents.get(parent)
         if isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "add_argument":
@@ -420,12 +423,12 @@ def _device_table(ctx: FileContext, node: ast.AST, rule: Rule) -> tuple[str, str
     parent = ctx.parents.get(node)
     if not tables or not isinstance(parent, ast.Dict):
         return None
-    keys = {k.value: k for k in parent.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
     key = next((k for k, v in zip(parent.keys, parent.values) if v is node), None)
     if not (isinstance(key, ast.Constant) and key.value in tables):
         return None
     target = tables[key.value]
-    return () if target in keys else (key.value, target)
+    has_target = any(isinstance(k, ast.Constant) and k.value == target for k in parent.keys)
+    return () if has_target else (key.value, target)
 
 
 def _table_entry(ctx: FileContext, rule: Rule, node: ast.AST, device: str, target: str, new: str) -> Finding:
