@@ -29,6 +29,14 @@ def enclosing_scope(ctx: FileContext, node: ast.AST) -> ast.AST:
     return parent or ctx.tree
 
 
+def scope_bindings(ctx: FileContext, scope: ast.AST) -> dict[str, list]:
+    """The bindings of one scope (`file_bindings`), made once per file for all its readers."""
+    made = ctx.derived.get("bindings")
+    if made is None:
+        made = ctx.derived["bindings"] = file_bindings(ctx)
+    return made.get(id(scope), {})
+
+
 def file_bindings(ctx: FileContext) -> Bindings:
     """Every binding of the file, by scope."""
     out: Bindings = {}

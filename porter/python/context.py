@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from porter.core.model import Edit, Finding
@@ -47,6 +47,8 @@ class FileContext:
     target: str
     version: str | None = None
     own_modules: frozenset[str] = frozenset()  # the tree's own top-level packages (ActiveRules.own_modules)
+    # What readers above this layer derive from the file once and share (bindings.scope_bindings).
+    derived: dict[str, object] = field(default_factory=dict)
 
     @classmethod
     def build(cls, path: str, text: str, tree: ast.Module, target: str, version: str | None = None,

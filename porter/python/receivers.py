@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Literal
 
-from porter.python.bindings import Bindings, enclosing_scope, file_bindings
+from porter.python.bindings import enclosing_scope, scope_bindings
 from porter.python.context import FileContext
 
 Kind = Literal["tensor", "module"]
@@ -42,7 +42,6 @@ class Receivers:
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self._bindings: Bindings | None = None
         self._names: dict[tuple[int, str], Answer] = {}
 
     def kind(self, node: ast.AST) -> Answer:
@@ -116,7 +115,7 @@ class Receivers:
         if key in self._names:
             return self._names[key]
         self._names[key] = None  # a name bound from itself (x = x.float()) answers None inside
-        sources = self._scope_bindings(scope).get(name)
+        sources = scope_bindings(self.ctx, scope).get(name)
         if sources is None:
             answer = None if isinstance(scope, ast.Module) else self._name(name, self.ctx.tree)
         else:
@@ -143,11 +142,6 @@ class Receivers:
             if any(_is_module_class(self.ctx.imports.resolve(b) or "") for b in owner.bases):
                 return "module", "known"
         return None
-
-    def _scope_bindings(self, scope: ast.AST) -> dict[str, list]:
-        if self._bindings is None:
-            self._bindings = file_bindings(self.ctx)
-        return self._bindings.get(id(scope), {})
 
 
 def _combine(answers: list[Answer]) -> Answer:

@@ -15,7 +15,9 @@ groups and vLLM's weight sync know only NCCL and GLOO) or as the default of such
 setting (an option or attribute that names the stack, `--vllm.sync_backend`, or a parameter
 the function hands to that call), and, with `report_in_comparisons`,
 compared with anything but a call into torch (`if args.backend == "nccl"` compares with a
-value a launch script or config passes, which porter may not have changed).
+value a launch script or config passes, which porter may not have changed) or a variable
+that only ever holds literals rewritten in the same run (`backend = "nccl" if ... else
+"gloo"`: the comparison follows it and is rewritten with it).
 
 A device literal in a decorator (`@pytest.mark.runs_on(["cuda"])`) of a test that needs a
 CUDA-only stack (`keep_in_decorators_near`: a word found in that test's decorators, in the
@@ -48,6 +50,7 @@ from itertools import accumulate
 from collections.abc import Iterable
 from functools import lru_cache
 
+from porter.python.bindings import enclosing_scope, scope_bindings
 from porter.python.kinds.literal_text import literal_body
 from porter.core.model import Finding
 from porter.python.context import FileContext
@@ -160,9 +163,35 @@ def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
     if rule.params.get("report_in_comparisons") and isinstance(parent, ast.Compare):
         others = [parent.left, *parent.comparators]
         if not all(o is node or (isinstance(o, ast.Call) and (ctx.imports.resolve(o.func) or "").startswith("torch."))
-                   for o in others):
+                   or _rewritten_literals_only(ctx, o, rule) for o in others):
             return "compared with a value porter cannot follow (a launch script or config may still pass it)"
     return None
+
+
+def _rewritten_literals_only(ctx: FileContext, other: ast.AST, rule: Rule) -> bool:
+    """Whether `other` is a variable that only ever holds literals this rule rewrites in this
+    very run (`backend = "nccl" if torch.cuda.is_available() else "gloo"` ... `if backend ==
+    "nccl"`): the comparison follows its value, so it is rewritten with it. Not a parameter,
+    a global or a loop variable: every binding of the name in its scope is such a literal."""
+    if not isinstance(other, ast.Name):
+        return False
+    if any(other.id in n.names for n in ctx.nodes(ast.Global, ast.Nonlocal)):
+        return False
+    values = scope_bindings(ctx, enclosing_scope(ctx, other)).get(other.id)
+    if not values:
+        return False
+    literals: list[ast.AST] = []
+    for value in values:
+        if isinstance(value, ast.AnnAssign):  # `backend: str = "nccl"`
+            value = value.value
+        while isinstance(value, ast.IfExp):
+            literals.append(value.body)
+            value = value.orelse
+        literals.append(value)
+    known = rule.params.get("values", {})
+    return all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in literals) and all(
+        v.value not in known or (_foreign_use(ctx, v, rule) is None and _named_constant(ctx, v, v.value) is None)
+        for v in literals) and any(v.value in known for v in literals)
 
 
 _NAME_WORDS = re.compile(r"[a-z0-9]+")
