@@ -103,13 +103,14 @@ def derive_mlu_name(api: str, entry: dict) -> dict:
     return {"status": "supported", "counterpart_of": api, "note": f"MLU name for {api}.{see}"}
 
 
-DOUBTFUL_SECTIONS = ("generic_python", "composite")
+DOUBTFUL_SECTIONS = ("generic_python", "composite", "same_forward")
 
 
 def build_table(version: str, vendor: dict[str, dict], source: dict, notes: dict) -> dict:
     """Turn one vendor list into porter's table: statuses, notes and counterparts."""
-    # Vendor `false`s that are doubtful: host code, and composite ops that run through the
-    # ops they are built from. Each section has its note and its API patterns.
+    # Vendor `false`s that are doubtful: host code, composite ops that run through the ops
+    # they are built from, and subclasses that run a supported module's forward. Each
+    # section has its note and its API patterns.
     doubtful = [notes[section] for section in DOUBTFUL_SECTIONS if section in notes]
     added = notes.get("counterparts", {})
     entries: dict[str, dict] = {}
