@@ -2,7 +2,7 @@
 
 Each path given is imported as a script, its top-level code run; one JSON line says, per
 path, "ok", "failed" (with the error) or "skipped": a module it imports at top level (not
-under try) is not installed here, or it skips itself (`pytest.importorskip`).
+under a try that carries on without it) is not installed here, or it skips itself (`pytest.importorskip`).
 """
 
 import ast
@@ -20,7 +20,8 @@ SECONDS_PER_CASE = 30
 
 
 def required_imports(tree: ast.Module) -> set[str]:
-    """Top-level packages the module imports when it runs, outside `try` (an optional import)."""
+    """Top-level packages the module imports when it runs, outside a `try` that carries on
+    without them (an optional import)."""
     names: set[str] = set()
 
     def visit(body: list[ast.stmt]) -> None:
@@ -32,6 +33,8 @@ def required_imports(tree: ast.Module) -> set[str]:
             elif isinstance(stmt, ast.If):
                 visit(stmt.body)
                 visit(stmt.orelse)
+            elif isinstance(stmt, ast.Try) and any(isinstance(n, ast.Raise) for h in stmt.handlers for n in ast.walk(h)):
+                visit(stmt.body)  # its handler raises again: the import is required all the same
 
     visit(tree.body)
     return names

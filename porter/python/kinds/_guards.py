@@ -110,7 +110,9 @@ def monkey_patch(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, str] | 
     module it imports (`transformers.models.llama.modeling_llama.LlamaAttention.forward =
     forward`). A module that only uses such a library (its padding helpers), or that patches
     in another library's name, is not one: it is ported, and the import reported."""
-    found = top_level_import(ctx, modules) if modules else None
+    # A patch module's `try: import xformers ... except ImportError: log` still patches with
+    # it: the import counts in any top-level `try:`.
+    found = top_level_import(ctx, modules, optional_in_try=False) if modules else None
     if found is None:
         return None
     own = {f.name for f in ctx.tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
@@ -121,18 +123,21 @@ def monkey_patch(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, str] | 
     return None
 
 
-def top_level_import(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, str] | None:
+def top_level_import(ctx: FileContext, modules: list[str], optional_in_try: bool = True) -> tuple[ast.AST, str] | None:
     """The import that makes this a kernel module, if it is one.
 
     A module is a kernel module when it imports a kernel language unconditionally (module
-    body or a top-level `try:`; an import under `if cuda_available:` is optional) or when
-    it defines kernels (`@triton.jit`, `@triton.autotune`).
+    body, or a top-level `try:` whose handlers raise) or when it defines kernels
+    (`@triton.jit`, `@triton.autotune`). An import under `if cuda_available:`, or in a `try:`
+    whose handlers carry on without it (`except ImportError: pass`, a flag set to False), is
+    optional: the module runs without that stack, so it is ported.
     """
     stack = list(ctx.tree.body)
     while stack:
         stmt = stack.pop(0)
         if isinstance(stmt, ast.Try):
-            stack[:0] = stmt.body
+            if not (optional_in_try and _carries_on_without(stmt)):
+                stack[:0] = stmt.body
             continue
         names = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module or ""] if isinstance(stmt, ast.ImportFrom) and not stmt.level else []
         for name in names:
@@ -147,3 +152,8 @@ def top_level_import(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, str
             if top in modules and qual.rsplit(".", 1)[-1] in _KERNEL_DECORATORS:
                 return deco, top
     return None
+
+
+def _carries_on_without(stmt: ast.Try) -> bool:
+    """Whether a `try:` has handlers and none of them raises: what it imports is optional."""
+    return bool(stmt.handlers) and not any(isinstance(n, ast.Raise) for h in stmt.handlers for n in ast.walk(h))
