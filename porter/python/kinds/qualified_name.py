@@ -181,6 +181,8 @@ def _keyword_edit(ctx: FileContext, rule: Rule, node: ast.AST, keywords: dict, q
         if parent.args:
             return None  # a positional argument may already be the keyword's parameter
         present = {kw.arg for kw in parent.keywords}
+        if None in present:
+            return None  # `**settings` may hold it already: added twice, the call would raise TypeError
         missing = _render_keywords({k: v for k, v in keywords.items() if k not in present})
         if not missing:
             return None
