@@ -171,8 +171,11 @@ def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
 def _rewritten_literals_only(ctx: FileContext, other: ast.AST, rule: Rule) -> bool:
     """Whether `other` is a variable that only ever holds literals this rule rewrites in this
     very run (`backend = "nccl" if torch.cuda.is_available() else "gloo"` ... `if backend ==
-    "nccl"`): the comparison follows its value, so it is rewritten with it. Not a parameter,
-    a global or a loop variable: every binding of the name in its scope is such a literal."""
+    "nccl"`): the comparison follows its value, so it is rewritten with it. Every binding of
+    the name in its scope is such a literal; a parameter counts by its default (`def
+    __init__(self, backend="nccl")` ... `assert backend == "nccl"`: the default is rewritten,
+    and a caller's "nccl" could not work on the target anyway). Not a global, nor a loop
+    variable, nor a parameter without a default."""
     if not isinstance(other, ast.Name):
         return False
     if any(other.id in n.names for n in ctx.nodes(ast.Global, ast.Nonlocal)):
@@ -184,6 +187,9 @@ def _rewritten_literals_only(ctx: FileContext, other: ast.AST, rule: Rule) -> bo
     for value in values:
         if isinstance(value, ast.AnnAssign):  # `backend: str = "nccl"`
             value = value.value
+        elif isinstance(value, ast.arg):
+            arguments = ctx.parents.get(value)
+            value = dict(_defaults(arguments)).get(value) if isinstance(arguments, ast.arguments) else None
         while isinstance(value, ast.IfExp):
             literals.append(value.body)
             value = value.orelse
@@ -226,10 +232,7 @@ def _default_owner(ctx: FileContext, node: ast.AST, modules: tuple[str, ...]) ->
 
 def _parameter_reaching(ctx: FileContext, args: ast.arguments, default: ast.AST, modules: tuple[str, ...]) -> str | None:
     """`def f(backend="nccl")` whose body passes `backend` to a call into `modules`."""
-    positional = [*args.posonlyargs, *args.args]
-    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    name = next((a.arg for a, d in pairs if d is default), None)
+    name = next((a.arg for a, d in _defaults(args) if d is default), None)
     function = ctx.parents.get(args)
     if name is None or function is None:
         return None
@@ -240,6 +243,13 @@ def _parameter_reaching(ctx: FileContext, args: ast.arguments, default: ast.AST,
             if target and target.split(".", 1)[0] in modules:
                 return f"the default of {name}, which reaches {target}"
     return None
+
+
+def _defaults(args: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:
+    """Each parameter that has a default, with it."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    return pairs + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
 
 
 def _cuda_only_test(ctx: FileContext, node: ast.AST, words: tuple[str, ...] | list[str]) -> str | None:
