@@ -15,11 +15,11 @@ names, or bare names for local helpers such as `is_torch_cuda_available`):
 Checks outside `if` tests (`x = npu() or cuda()`) are converted in place too. A module
 that imports a GPU kernel language or another vendor's stack (`kernel_modules`: Triton,
 TensorRT-LLM, Intel IPEX) at its top level is that stack's code through and through: all of
-it is kept, with one finding at that import and no other. An optional import (in a `try:`
-whose handlers carry on without it) does not make it so: sd-scripts' device helpers try IPEX
-and run without it. So is a monkey patch built on a
+it is kept, with one finding at that import and no other. So is a monkey patch built on a
 CUDA-only library (`patch_modules`: flash-attn), which swaps a model's attention for the
-library's kernels and has nothing to port.
+library's kernels and has nothing to port. An optional import of a kernel language or
+vendor stack (in a `try:` whose handlers carry on without it) does not make a module that
+stack's code: sd-scripts' device helpers try IPEX and run without it.
 """
 
 from __future__ import annotations

@@ -194,10 +194,12 @@ def _rewritten_literals_only(ctx: FileContext, other: ast.AST, rule: Rule) -> bo
             literals.append(value.body)
             value = value.orelse
         literals.append(value)
+    if not all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in literals):
+        return False
     known = rule.params.get("values", {})
-    return all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in literals) and all(
-        v.value not in known or (_foreign_use(ctx, v, rule) is None and _named_constant(ctx, v, v.value) is None)
-        for v in literals) and any(v.value in known for v in literals)
+    rewritten = [v for v in literals if v.value in known]  # ("gloo" stays as it is)
+    return bool(rewritten) and all(_foreign_use(ctx, v, rule) is None and _named_constant(ctx, v, v.value) is None
+                                   for v in rewritten)
 
 
 _NAME_WORDS = re.compile(r"[a-z0-9]+")
