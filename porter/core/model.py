@@ -36,6 +36,10 @@ class Edit:
 # The subject of the one finding a module kept whole carries (`module:triton`): the tree's run
 # folds a folder of them into one (porter/engine/folding.py).
 KEPT_MODULE = "module:"
+# The subject of the finding for a literal kept as a named constant (`CUDA = "cuda"` in an
+# enum: `constant:cuda`): the tree's run then keeps the same literal where other modules hand
+# it to that module (porter/engine/kept_constants.py).
+KEPT_CONSTANT = "constant:"
 
 
 @dataclass(frozen=True)

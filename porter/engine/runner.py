@@ -23,6 +23,7 @@ from porter.core.model import FileCheck, FileResult
 from porter.core.tree import LORA_DIR, REPORT_DIR, walk
 from porter.engine.cache import ResultCache, cache_key, cached_map, content_digest
 from porter.engine.folding import fold_kept_modules
+from porter.engine.kept_constants import kept_constants, to_run_again
 from porter.engine.own_modules import with_own_modules
 from porter.engine.parallel import NOT_PYTHON, map_files
 from porter.engine.tree_index import TreeIndex
@@ -219,7 +220,7 @@ def _run(mode: str, tree: _Tree, rules: ActiveRules, jobs: int | None, cache: Re
          keep: Callable[[R], bool], index: TreeIndex) -> list[R]:
     """The tasks' results: from the cache where it has them, the rest computed in parallel
     (and stored); a first run's workers also say each file's digest, which the index
-    records. The index is saved here, once all of that is known."""
+    records (the caller saves it)."""
     _RULES[:] = [rules]
     context = _context(mode, rules)
     size, bundle = (lambda t: t.size), (lambda t: None if t.kind == "python" else NOT_PYTHON)
@@ -238,8 +239,36 @@ def _run(mode: str, tree: _Tree, rules: ActiveRules, jobs: int | None, cache: Re
         keys = [_key(t, t.digest, context) for t in tree.tasks] if cache else []
         results = cached_map(partial(_result, mode), tree.tasks, keys, size, jobs, cache, context,
                              keep=keep, bundle=bundle, path_of=lambda t: t.rel)
-    index.save()
     return results  # type: ignore[return-value]
+
+
+def _keep_what_modules_keep(mode: str, src: Path, tree: _Tree, results: list, rules: ActiveRules,
+                            jobs: int | None, cache: ResultCache | None, index: TreeIndex) -> list:
+    """The second step (porter/engine/kept_constants.py): the files that handed a literal to a
+    module keeping it as a named constant run again, told which, so that they keep it too."""
+    kept = kept_constants(results)
+    again = set(to_run_again(results, kept, partial(_text, src))) if kept else set()
+    if not again:
+        return results
+    told = replace(rules, kept_constants=frozenset(pair for pairs in kept.values() for pair in pairs))
+    tasks = []
+    for task in tree.tasks:
+        if task.rel in again:
+            try:
+                data = task.bytes()
+            except OSError:
+                continue  # changed or gone since: its first answer stands
+            tasks.append(replace(task, data=data, digest=content_digest(data)))
+    redone = {r.path: r for r in _run(mode, _Tree(tasks=tasks), told, jobs, cache, _KEEP[mode], index)}
+    return [redone.get(r.path, r) for r in results]
+
+
+def _text(src: Path, rel: str) -> str | None:
+    try:
+        with open(f"{src}/{rel}", "rb") as fh:
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return None
 
 
 def _first_read(index: TreeIndex, cache: ResultCache | None, mode: str, rules: ActiveRules) -> bool:
@@ -281,7 +310,10 @@ def _tree_results(mode: str, src: Path, rules: ActiveRules, jobs: int | None, ex
     rules = with_own_modules(rules, src)  # its own packages named like a library (GPT-NeoX's megatron/)
     tree = _read_tree(src, rules, exclude, max_bytes=max_bytes, files=files, index=index,
                       first_read=_first_read(index, cache, mode, rules), unreadable=_STEPS[mode][1], **_ANSWERS[mode])
-    return tree.early + _run(mode, tree, rules, jobs, cache, _KEEP[mode], index), tree, rules
+    results = tree.early + _run(mode, tree, rules, jobs, cache, _KEEP[mode], index)
+    results = _keep_what_modules_keep(mode, src, tree, results, rules, jobs, cache, index)
+    index.save()
+    return results, tree, rules
 
 
 def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: Path | None = None,

@@ -139,7 +139,8 @@ def find_python(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped |
     except (SyntaxError, ValueError) as exc:
         where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
         return Skipped(f"does not parse as Python 3: {getattr(exc, 'msg', exc)}{where}")
-    ctx = FileContext.build(path, text, tree, rules.target, rules.version, rules.own_modules)
+    ctx = FileContext.build(path, text, tree, rules.target, rules.version, rules.own_modules,
+                            rules.kept_constants)
     used: set[tuple[int, str]] = set()
     findings = rule_findings(ctx, rules, suppressions(text, "python"), used) if rule_words else []
     apis: tuple[tuple[str, str], ...] = ()

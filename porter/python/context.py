@@ -47,12 +47,14 @@ class FileContext:
     target: str
     version: str | None = None
     own_modules: frozenset[str] = frozenset()  # the tree's own top-level packages (ActiveRules.own_modules)
+    kept_constants: frozenset[tuple[str, str]] = frozenset()  # (module, literal): ActiveRules.kept_constants
     # What readers above this layer derive from the file once and share (bindings.scope_bindings).
     derived: dict[str, object] = field(default_factory=dict)
 
     @classmethod
     def build(cls, path: str, text: str, tree: ast.Module, target: str, version: str | None = None,
-              own_modules: frozenset[str] = frozenset()) -> FileContext:
+              own_modules: frozenset[str] = frozenset(), kept_constants: frozenset[tuple[str, str]] = frozenset()
+              ) -> FileContext:
         parents: dict[ast.AST, ast.AST] = {}
         by_type: dict[type, list[ast.AST]] = defaultdict(list)
         # A hand-rolled walk over only the fields that can hold nodes (see _child_fields):
@@ -81,7 +83,8 @@ class FileContext:
         imports = ImportMap.from_nodes(
             by_type.get(ast.Import, []) + by_type.get(ast.ImportFrom, []), tree.body
         )
-        return cls(path, text, tree, LineIndex(text), imports, parents, by_type, target, version, own_modules)
+        return cls(path, text, tree, LineIndex(text), imports, parents, by_type, target, version, own_modules,
+                   kept_constants)
 
     @cached_property
     def import_chains(self) -> list[tuple[ast.AST, str]]:

@@ -69,7 +69,8 @@ def convert_snippet(path: str, text: str, rules: ActiveRules) -> Snippet | None:
         tree = parse(text, path)
     except (SyntaxError, ValueError):
         return None
-    ctx = FileContext.build(path, text, tree, rules.target, rules.version, rules.own_modules)
+    ctx = FileContext.build(path, text, tree, rules.target, rules.version, rules.own_modules,
+                            rules.kept_constants)
     findings = rule_findings(ctx, rules, suppressions(text, "python"))
     inserters = {r.code: r for r in rules.of_kind("import-insert")}
     findings = _place_imports(text, tree, findings, inserters)

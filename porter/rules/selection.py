@@ -68,9 +68,12 @@ class ActiveRules:
     # Top-level modules the tree itself provides (GPT-NeoX's own megatron/): an import of one is
     # the project's code, not the library of that name (porter/engine/own_modules.py decides).
     own_modules: frozenset[str] = frozenset()
+    # (module, literal) pairs the tree keeps as named constants (`nanotron.logging.timers`,
+    # "cuda"): a literal handed to that module is kept too (porter/engine/kept_constants.py).
+    kept_constants: frozenset[tuple[str, str]] = frozenset()
 
     def _identity(self) -> tuple:
-        return self.ruleset, self.selection, self.project_off, self.own_modules
+        return self.ruleset, self.selection, self.project_off, self.own_modules, self.kept_constants
 
     def __hash__(self) -> int:
         return hash(self._identity())
@@ -84,7 +87,8 @@ class ActiveRules:
         beyond the file (part of cache keys)."""
         off = f"|off:{','.join(sorted(self.project_off))}" if self.project_off else ""
         own = f"|own:{','.join(sorted(self.own_modules))}" if self.own_modules else ""
-        return f"{self.ruleset.digest}|{self.selection.key}{off}{own}"
+        kept = f"|kept:{','.join(sorted(f'{m}={v}' for m, v in self.kept_constants))}" if self.kept_constants else ""
+        return f"{self.ruleset.digest}|{self.selection.key}{off}{own}{kept}"
 
     @property
     def target(self) -> str:

@@ -52,7 +52,7 @@ from functools import lru_cache
 
 from porter.python.bindings import enclosing_scope, scope_bindings
 from porter.python.kinds.literal_text import literal_body
-from porter.core.model import Finding
+from porter.core.model import KEPT_CONSTANT, Finding
 from porter.python.context import FileContext
 from porter.rules import Rule
 
@@ -244,6 +244,23 @@ def _parameter_reaching(ctx: FileContext, args: ast.arguments, default: ast.AST,
             target = ctx.imports.resolve(call.func) if call is not None else None
             if target and target.split(".", 1)[0] in modules:
                 return f"the default of {name}, which reaches {target}"
+    return None
+
+
+def _module_keeping(ctx: FileContext, node: ast.AST, value: str) -> str | None:
+    """The callee `node` is an argument of, when it lives in a module of the tree that keeps
+    `value` as a named constant (ActiveRules.kept_constants): `nanotron_timer("step", "cuda")`
+    into the module whose `TimerType.CUDA = "cuda"` stays, which reads the argument as
+    `TimerType("cuda")`. Rewritten, the call would hand it a value it does not know."""
+    if not ctx.kept_constants:
+        return None
+    call = _call_of(ctx, node)
+    name = ctx.imports.resolve(call.func) if call is not None else None
+    if not name:
+        return None
+    for module, kept in ctx.kept_constants:
+        if kept == value and name.startswith(f"{module}."):
+            return name
     return None
 
 
@@ -441,9 +458,18 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 continue
             constant = _named_constant(ctx, node, value)
             if constant is not None:
+                # (the subject marks it for the tree's run: porter/engine/kept_constants.py)
                 yield ctx.finding(rule, node, f'"{value}" is the value of {constant}, a constant named for it: kept '
                                   f"(rewritten, every check for it would answer yes on {ctx.target.upper()}); "
-                                  "change the places that compare with it", subject=value, severity="warning")
+                                  "change the places that compare with it", subject=f"{KEPT_CONSTANT}{value}",
+                                  severity="warning")
+                continue
+            keeper = _module_keeping(ctx, node, value) if value in values else None
+            if keeper is not None:
+                # A note: the decision is the constant's (its own finding); this use follows it.
+                yield ctx.finding(rule, node, f'"{value}" is given to {keeper}, whose module keeps "{value}" as a '
+                                  "named constant: kept, so that the two still agree (the constant's finding "
+                                  "says what to decide)", subject=value, severity="info")
                 continue
             yield from _rewrite(ctx, rule, node, values, prefixes)
         if prefixes:
