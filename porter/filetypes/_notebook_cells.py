@@ -2,7 +2,8 @@
 
 All Python cells are converted as one module (in order, as the kernel runs them), so
 `import torch_mlu` lands once, after the notebook's first `import torch`, whichever cell
-uses CUDA. IPython syntax is masked with same-length comments before parsing: `!cmd` lines
+uses CUDA. IPython syntax is masked before parsing (a magic becomes `0#...`, of the same
+length: a statement and a comment): `!cmd` lines
 and `%%bash` / `%%writefile x.sh` cells go through the shell checks, `%env NAME=value`
 renames like a shell assignment, other magics are left as they are. Cells that still do not
 parse as Python (help syntax `obj?`, other languages) are left unchanged.
@@ -60,7 +61,8 @@ def _cell_kind(first_line: str) -> str:
 
 
 def _mask(text: str, cell: int, shell: list[tuple[int, int, str]]) -> str:
-    """The cell with magics turned into comments of the same length; shell parts noted in `shell`."""
+    """The cell with magics turned into `0` and a comment, of the same length; shell parts noted
+    in `shell`."""
     chars = list(text)
     if text.startswith("%%"):
         chars[0] = "#"
@@ -80,8 +82,10 @@ def _mask(text: str, cell: int, shell: list[tuple[int, int, str]]) -> str:
             env = _ENV.match(text, at, end)
             if env:  # `%env NAME=value` / `%env NAME value`: the name, as a shell assignment
                 shell.append((cell, env.start(1), env.group(1) + "="))
-        assigned = m.end(1) != at
-        chars[at:at + (2 if assigned else 1)] = "0#" if assigned else "#"
+        # `0#...`: an expression statement and a comment, of the magic's length, so that a magic
+        # that is the whole body of a block (`if x:\n  %pip install y`) still leaves one
+        # statement there (a comment alone would not), and `x = !cmd` still assigns.
+        chars[at:at + 2] = "0#" if at + 1 < end else "0"
     return "".join(chars)
 
 
