@@ -122,7 +122,9 @@ def test_hip_unknowns_only_when_selected():
                                  "torch.nn.ZeroPad2d((0, 1, 0, 1))",
                                  # seen in nanotron: hardtanh(0, 6), and a wrapper of assert_close
                                  "torch.nn.ReLU6()", "torch.nn.functional.relu6(x)",
-                                 "torch.testing.assert_allclose(x, x)"])
+                                 "torch.testing.assert_allclose(x, x)",
+                                 # seen in dinov2: an exporter flag, a composite distance
+                                 "torch.onnx.is_in_onnx_export()", "torch.nn.PairwiseDistance(2, eps=1e-8)"])
 def test_host_side_and_composite_ops_are_never_errors(api):
     """The vendor list marks them unsupported, but they are host code or composite ops: a
     note (info, outside the default set), never an error that fails a build."""
