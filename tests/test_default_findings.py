@@ -203,6 +203,28 @@ def test_a_folder_of_kept_kernel_modules_is_one_finding(tmp_path):
     assert sorted(f["path"] for f in reported) == ["ops/gemm.py", "third_party/triton/chunk.py"]
 
 
+def test_the_same_report_in_every_script_of_a_folder_is_one_finding(tmp_path):
+    """28 launch scripts of one folder each export CUBLAS_WORKSPACE_CONFIG (microsoft/LoRA's
+    GLUE scripts): one decision, one finding naming the other scripts (PRT502 once_per_folder).
+    A script of another folder, and one whose report differs, keep their own."""
+    from porter.check.run import check_tree
+
+    src = tmp_path / "src"
+    (src / "glue").mkdir(parents=True)
+    (src / "e2e").mkdir()
+    for task in ("cola", "mnli", "sst2"):
+        (src / "glue" / f"{task}.sh").write_text(f"export CUBLAS_WORKSPACE_CONFIG=:16:8\npython run.py --task {task}\n")
+    (src / "glue" / "tuned.sh").write_text("export NCCL_P2P_DISABLE=1\npython run.py\n")
+    (src / "e2e" / "train.sh").write_text("export CUBLAS_WORKSPACE_CONFIG=:16:8\npython train.py\n")
+
+    reports = {r.path: [f.message for f in r.findings if f.rule == "PRT502"] for r in check_tree(src, "mlu", jobs=1).files}
+    reports = {path: messages for path, messages in reports.items() if messages}
+    assert set(reports) == {"glue/cola.sh", "glue/tuned.sh", "e2e/train.sh"}
+    (first,) = reports["glue/cola.sh"]
+    assert "the same in 2 other files of glue: mnli.sh, sst2.sh" in first
+    assert "other files" not in reports["e2e/train.sh"][0] and "other files" not in reports["glue/tuned.sh"][0]
+
+
 def test_an_info_rule_nobody_would_see_does_not_run():
     """bf16 in a training config is a note (PRT515, info, nothing to edit): by default the run
     does not apply the rule, so the config is not even parsed for it; named, it runs."""

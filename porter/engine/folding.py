@@ -4,37 +4,46 @@ A folder of kernel modules porter keeps whole (`vendored/triton/*.py`, each impo
 at its top level) is one thing for the user to decide on, the feature that uses it, not
 seven: the first module's finding names the others, and theirs are dropped. A finding takes
 part when its `subject` starts with `KEPT_MODULE` (porter/python/kinds/device_guard.py).
+
+So is the same report in every script of a folder (28 GLUE launch scripts that each export
+CUBLAS_WORKSPACE_CONFIG): for a rule marked `once_per_folder`, findings of one folder with the
+same message and severity are one, naming the other files.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Hashable
 from dataclasses import replace
 from typing import TypeVar
 
-from porter.core.model import KEPT_MODULE, FileCheck, FileResult
+from porter.core.model import KEPT_MODULE, FileCheck, FileResult, Finding
 
 R = TypeVar("R", FileResult, FileCheck)
 
 
-def fold_kept_modules(results: list[R]) -> list[R]:
+def fold_across_files(results: list[R], once_per_folder: frozenset[str] = frozenset()) -> list[R]:
     """`results` (in path order) with the kept-module findings of each folder folded into
-    its first module's; a file's other findings are untouched."""
-    groups: dict[tuple[str, str, str], list[tuple[int, int]]] = defaultdict(list)
+    its first module's, and the equal findings of the `once_per_folder` codes into the first
+    file's; a file's other findings are untouched."""
+    groups: dict[Hashable, list[tuple[int, int]]] = defaultdict(list)
     for i, result in enumerate(results):
+        folder = result.path.rpartition("/")[0]
         for j, finding in enumerate(result.findings):
-            if finding.subject and finding.subject.startswith(KEPT_MODULE):
-                groups[(result.path.rpartition("/")[0], finding.rule, finding.subject)].append((i, j))
+            key = _fold_key(finding, once_per_folder)
+            if key is not None:
+                groups[(folder, *key)].append((i, j))
     dropped: dict[int, set[int]] = defaultdict(set)
     out = list(results)
-    for (folder, _, _), places in groups.items():
+    for (folder, how, *_), places in groups.items():
         if len(places) < 2:
             continue
         (i, j), rest = places[0], places[1:]
         names = ", ".join(results[k].path.rpartition("/")[2] for k, _ in rest)
         first = results[i].findings[j]
-        message = (f"{first.message} (and so are the {len(rest)} other modules of {folder or 'the top folder'} "
-                   f"that import it: {names})")
+        where = folder or "the top folder"
+        message = (f"{first.message} (and so are the {len(rest)} other modules of {where} that import it: {names})"
+                   if how == KEPT_MODULE else f"{first.message} (the same in {len(rest)} other files of {where}: {names})")
         findings = list(out[i].findings)
         findings[j] = replace(first, message=message)
         out[i] = replace(out[i], findings=tuple(findings))
@@ -48,3 +57,12 @@ def fold_kept_modules(results: list[R]) -> list[R]:
             changes["line_hashes"] = tuple(result.line_hashes[m] for m in kept)
         out[k] = replace(result, **changes)
     return out
+
+
+def _fold_key(finding: Finding, once_per_folder: frozenset[str]) -> tuple | None:
+    """What a finding is folded by within its folder, or None when it is not folded."""
+    if finding.subject and finding.subject.startswith(KEPT_MODULE):
+        return KEPT_MODULE, finding.rule, finding.subject
+    if finding.rule in once_per_folder and finding.edit is None:
+        return "same", finding.rule, finding.severity, finding.message
+    return None

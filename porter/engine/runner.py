@@ -22,7 +22,7 @@ from porter.core.fileset import FileSelection
 from porter.core.model import FileCheck, FileResult
 from porter.core.tree import LORA_DIR, REPORT_DIR, walk
 from porter.engine.cache import ResultCache, cache_key, cached_map, content_digest
-from porter.engine.folding import fold_kept_modules
+from porter.engine.folding import fold_across_files
 from porter.engine.kept_constants import kept_constants, to_run_again
 from porter.engine.own_modules import with_own_modules
 from porter.engine.parallel import NOT_PYTHON, map_files
@@ -323,7 +323,7 @@ def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude
     Files a pipeline handles that are over `max_bytes` are skipped (copied as they are)."""
     results, tree, rules = _tree_results("convert", src, rules, jobs, exclude, cache, files, max_bytes)
     run = RunResult(src, rules.target, rules.version, symlinks=tree.symlinks)
-    run.results = fold_kept_modules(sorted(results, key=lambda r: r.path))
+    run.results = fold_across_files(sorted(results, key=lambda r: r.path), rules.once_per_folder)
     return run
 
 
@@ -331,5 +331,5 @@ def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: 
                cache: ResultCache | None = None, files: FileSelection | None = None,
                max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> list[FileCheck]:
     """Check every file under `src` (and its porter_lora/). Reads only SRC; writes only the cache."""
-    results, _, _ = _tree_results("check", src, rules, jobs, exclude, cache, files, max_bytes)
-    return fold_kept_modules(sorted(results, key=lambda r: r.path))
+    results, _, rules = _tree_results("check", src, rules, jobs, exclude, cache, files, max_bytes)
+    return fold_across_files(sorted(results, key=lambda r: r.path), rules.once_per_folder)

@@ -109,8 +109,9 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
                fixed_severity=True),
     KindSchema("python-snippet", {"interpreters": _LIST}, example_file="run.sh"),
     # `once_per_subject`: one finding per variable (distribution) and file, with the count of the others.
-    KindSchema("shell-env-var", {"from_rule": _f(str, rule_of_kind="env-var")}, {"once_per_subject": _BOOL, "once_per_file": _BOOL},
-               example_file="run.sh"),
+    # `once_per_folder`: the same report in every script of a folder is one (porter/engine/folding.py).
+    KindSchema("shell-env-var", {"from_rule": _f(str, rule_of_kind="env-var")},
+               {"once_per_subject": _BOOL, "once_per_file": _BOOL, "once_per_folder": _BOOL}, example_file="run.sh"),
     KindSchema("shell-command", {"commands": _LIST}, {"probes": _LIST}, example_file="run.sh"),
     KindSchema("shell-launcher-flag", {"launchers": _LIST, "flags": _LIST}, {"values": _LIST}, example_file="run.sh"),
     KindSchema("shell-env-setup", {"launchers": _LIST, "markers": _LIST}, example_file="run.sh"),

@@ -135,6 +135,12 @@ class ActiveRules:
         return frozenset(r.code for r in self.rules if r.params.get("once_per_file"))
 
     @cached_property
+    def once_per_folder(self) -> frozenset[str]:
+        """Codes whose equal findings in the files of one folder are one thing to act on (a
+        rule's `once_per_folder`: the same variable exported by every launch script there)."""
+        return frozenset(r.code for r in self.rules if r.params.get("once_per_folder"))
+
+    @cached_property
     def once_per_subject(self) -> frozenset[str]:
         """Codes whose reports of one subject in one file are one thing to act on (a rule's
         `once_per_subject`: a shell variable set on several lines)."""
