@@ -45,6 +45,16 @@ def test_broken_input_is_skipped_with_a_reason(name, data, reason):
     assert result.new_bytes is None
 
 
+def test_json_lines_named_json_are_data():
+    """A dataset of one JSON record per line, named .json (gorilla's apibench), is data: left
+    as it is and not reported, whatever keys its records hold; a broken file still is."""
+    records = b'{"ddp_backend": "nccl", "api": "torch.cuda"}\n{"ddp_backend": "nccl"}\n\n'
+    _, result = _run("train_eval.json", records)
+    assert result.status == "unchanged" and not result.findings and result.reason is None
+    _, result = _run("train_eval.json", records + b'{"ddp_backend": \n')
+    assert result.status == "skipped" and "invalid JSON" in result.reason
+
+
 @pytest.mark.parametrize("name", ["data.json", "notes.yaml"])
 def test_files_without_a_config_key_are_not_decoded(name):
     """The config screen runs on the bytes: a data file named like a config and holding no

@@ -38,6 +38,8 @@ def find_json(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | N
     try:
         top = json.loads(file.text)
     except (json.JSONDecodeError, RecursionError) as exc:
+        if isinstance(exc, json.JSONDecodeError) and exc.msg == "Extra data" and _json_lines(file.text):
+            return None  # JSON Lines named .json (a dataset, one record per line): data, never a config
         where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
         return Skipped(f"invalid JSON: {getattr(exc, 'msg', exc)}{where}; copied unchanged")
     if not isinstance(top, dict):  # data (a list of records) or a bare value: never a config
@@ -52,3 +54,14 @@ def find_json(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | N
         for hit in match_tree(root, active)
     ]
     return file.found(findings, json_problem, comments="none")  # JSON has no comments
+
+
+def _json_lines(text: str) -> bool:
+    """Whether every line that holds anything is a JSON value of its own (JSON Lines)."""
+    try:
+        for line in text.splitlines():
+            if line.strip():
+                json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    return True
