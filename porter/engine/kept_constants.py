@@ -17,8 +17,7 @@ import re
 from collections.abc import Callable
 
 from porter.core.model import KEPT_CONSTANT, REWRITE_PREFIX, FileCheck, FileResult
-
-_SOURCE_ROOTS = ("src/",)  # where a tree's packages may sit (as porter/engine/own_modules.py counts them)
+from porter.engine.own_modules import SOURCE_ROOTS
 
 
 def module_name(rel: str) -> str | None:
@@ -26,9 +25,9 @@ def module_name(rel: str) -> str | None:
     `pkg.a.b`, `pkg/__init__.py` -> `pkg`), or None for a file that is not a module."""
     if not rel.endswith(".py"):
         return None
-    for root in _SOURCE_ROOTS:
-        if rel.startswith(root):
-            rel = rel[len(root):]
+    for root in SOURCE_ROOTS:
+        if root and rel.startswith(f"{root}/"):
+            rel = rel[len(root) + 1:]
             break
     parts = rel[:-3].split("/")
     if parts[-1] == "__init__":

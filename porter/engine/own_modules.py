@@ -20,12 +20,12 @@ from pathlib import Path
 from porter.rules import ActiveRules
 from porter.rules.kinds import LIBRARY_IMPORT  # the kind that reads them (porter/python/kinds/library_import.py)
 
-_ROOTS = ("", "src")
+SOURCE_ROOTS = ("", "src")  # where the tree's packages sit: its top, and a src/ layout
 
 
 def own_packages(root: Path) -> frozenset[str]:
     names: set[str] = set()
-    for sub in _ROOTS:
+    for sub in SOURCE_ROOTS:
         try:
             with os.scandir(os.path.join(root, sub)) as entries:
                 for entry in entries:

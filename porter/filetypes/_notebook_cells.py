@@ -2,11 +2,11 @@
 
 All Python cells are converted as one module (in order, as the kernel runs them), so
 `import torch_mlu` lands once, after the notebook's first `import torch`, whichever cell
-uses CUDA. IPython syntax is masked before parsing (a magic becomes `0#...`, of the same
-length: a statement and a comment): `!cmd` lines
-and `%%bash` / `%%writefile x.sh` cells go through the shell checks, `%env NAME=value`
-renames like a shell assignment, other magics are left as they are. Cells that still do not
-parse as Python (help syntax `obj?`, other languages) are left unchanged.
+uses CUDA. IPython syntax is masked before parsing (a magic becomes `0#...` of the same
+length, a statement and a comment): `!cmd` lines and `%%bash` / `%%writefile x.sh` cells go
+through the shell checks, `%env NAME=value` renames like a shell assignment, other magics
+are left as they are. Cells that still do not parse as Python (help syntax `obj?`, other
+languages) are left unchanged.
 """
 
 from __future__ import annotations
