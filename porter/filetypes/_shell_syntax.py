@@ -21,6 +21,10 @@ _WRAPPERS = frozenset({"env", "nohup", "exec", "time", "sudo"})
 _PYTHON = re.compile(r"^python[0-9.]*$")
 # A line continuation on the last line: bash ignores it, tree-sitter-bash calls it an error.
 _EOF_CONTINUATION = re.compile(r"\\(?=(?:\r?\n)?[ \t\r\n]*\Z)")
+# A template's placeholder for the user to fill in, `CHECKPOINT_PATH=<Specify path>` (NVIDIA
+# Megatron's example scripts): bash would read a redirection there, tree-sitter an error; it is
+# parsed as the quoted word it stands for (`"Specify path"`, the same width).
+_PLACEHOLDER = re.compile(r"(?m)^([ \t]*(?:export[ \t]+)?[A-Za-z_]\w*=)<([A-Za-z][^<>\"'$`\n]*)>")
 
 
 @lru_cache(maxsize=1)
@@ -36,8 +40,9 @@ class Script:
     def __init__(self, text: str) -> None:
         self.text = text
         data = text.encode("utf-8")
-        # Blanked to a space of the same width, so every offset stays what it was.
-        self.tree = _parser().parse(_EOF_CONTINUATION.sub(" ", text).encode("utf-8"))
+        # Blanked or quoted in the same width, so every offset stays what it was.
+        parsed = _PLACEHOLDER.sub(r'\1"\2"', _EOF_CONTINUATION.sub(" ", text))
+        self.tree = _parser().parse(parsed.encode("utf-8"))
         # Byte offsets where a multi-byte character ends early: only needed for non-ASCII text.
         self._wide: list[int] = []
         self._extra: list[int] = []
