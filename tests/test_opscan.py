@@ -141,6 +141,20 @@ def test_host_side_and_composite_ops_are_never_errors(api):
 
 
 
+def test_a_class_in_a_type_test_is_not_a_use():
+    """`isinstance(m, nn.DataParallel)` only compares with the class (peft dispatches LoRA
+    layers on nn.MultiheadAttention that way): nothing runs on the device, so no finding; a
+    construction of it in the same file still is one."""
+    source = ("import torch\nfrom torch import nn\n\n\ndef wrap(model):\n"
+              "    if isinstance(model, (nn.DataParallel, nn.parallel.DistributedDataParallel)):\n"
+              "        return model\n"
+              "    if issubclass(type(model), torch.nn.DataParallel):\n"
+              "        return model\n"
+              "    return nn.DataParallel(model)\n")
+    found = [(f.rule, f.line) for f in _findings("mlu", "a.py", source) if f.rule == "PRT901"]
+    assert found == [("PRT901", 10)]
+
+
 def test_a_file_that_does_not_import_torch_is_not_parsed_for_the_scan(monkeypatch):
     """The op scan names only what resolves to torch through the file's imports: a file that
     names torch only in strings is not parsed for it; every spelling of an import is seen."""

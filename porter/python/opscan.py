@@ -5,6 +5,7 @@ as the rule engine resolves names. Two sorts of use:
 
 - `api`: a name chain that resolves through imports to `torch.…` (calls, attribute reads
   and writes, decorators, base classes, `nn.X(...)` construction). Not uses: annotations,
+  the class of a type test (`isinstance(m, nn.DataParallel)`: compared with, never run),
   modules (`F = torch.nn.functional`), dtypes and dunders (data, not ops; the tables do
   not list them), and other accelerators' namespaces (`torch.xpu`, `torch.npu`, ...: code reaches them only behind a
   check for that device).
@@ -52,7 +53,7 @@ def api_uses(ctx: FileContext, table: ApiTable) -> list[ApiUse]:
     uses: list[ApiUse] = []
     modules = _modules(table)
     for node, qual in ctx.import_chains:
-        if not _is_api(qual) or qual in modules or ctx.in_annotation(node):
+        if not _is_api(qual) or qual in modules or ctx.in_annotation(node) or _type_tested(ctx, node):
             continue
         uses.append(ApiUse(_lookup(table, qual), "api", node))
     receivers = Receivers(ctx)
@@ -136,6 +137,19 @@ def _finding(ctx: FileContext, rule: Rule, table: ApiTable, use: ApiUse) -> Find
     if isinstance(use.node, ast.Attribute) and use.use != "api":  # point at the method name
         where_span = (where_span[1] - len(use.node.attr), where_span[1])
     return ctx.finding(rule, where_span, message, suggestion=suggestion, subject=entry.api, severity=severity)
+
+
+_TYPE_TESTS = frozenset({"isinstance", "issubclass"})
+
+
+def _type_tested(ctx: FileContext, node: ast.AST) -> bool:
+    """Whether `node` is the class a type test asks about (`isinstance(m, nn.InstanceNorm2d)`,
+    or one of a tuple of them): the class is only compared with, never run on a device."""
+    parent = ctx.parents.get(node)
+    if isinstance(parent, ast.Tuple):
+        node, parent = parent, ctx.parents.get(parent)
+    return (isinstance(parent, ast.Call) and len(parent.args) == 2 and parent.args[1] is node
+            and isinstance(parent.func, ast.Name) and parent.func.id in _TYPE_TESTS)
 
 
 def _is_api(qual: str) -> bool:
