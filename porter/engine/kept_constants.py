@@ -39,10 +39,11 @@ def kept_constants(results: list[FileResult] | list[FileCheck]) -> dict[str, set
     """Rule code -> the (module, literal) pairs the tree keeps as named constants."""
     kept: dict[str, set[tuple[str, str]]] = {}
     for result in results:
-        module = module_name(result.path)
-        for finding in result.findings if module else ():
+        for finding in result.findings:
             if finding.subject and finding.subject.startswith(KEPT_CONSTANT):
-                kept.setdefault(finding.rule, set()).add((module, finding.subject[len(KEPT_CONSTANT):]))
+                module = module_name(result.path)
+                if module is not None:
+                    kept.setdefault(finding.rule, set()).add((module, finding.subject[len(KEPT_CONSTANT):]))
     return kept
 
 
@@ -57,8 +58,8 @@ def to_run_again(results: list[FileResult] | list[FileCheck], kept: dict[str, se
             continue
         rules = {e.rule for e in result.edits} if isinstance(result, FileResult) else {
             f.rule for f in result.findings if f.message.startswith(REWRITE_PREFIX)}
-        pairs = [pair for rule in rules & kept.keys() for pair in kept[rule]
-                 if pair[0] != module_name(result.path)]
+        own = module_name(result.path)
+        pairs = [pair for rule in rules & kept.keys() for pair in kept[rule] if pair[0] != own]
         if not pairs:
             continue
         text = read(result.path)

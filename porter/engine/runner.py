@@ -242,33 +242,34 @@ def _run(mode: str, tree: _Tree, rules: ActiveRules, jobs: int | None, cache: Re
     return results  # type: ignore[return-value]
 
 
-def _keep_what_modules_keep(mode: str, src: Path, tree: _Tree, results: list, rules: ActiveRules,
+def _keep_what_modules_keep(mode: str, tree: _Tree, results: list, rules: ActiveRules,
                             jobs: int | None, cache: ResultCache | None, index: TreeIndex) -> list:
     """The second step (porter/engine/kept_constants.py): the files that handed a literal to a
     module keeping it as a named constant run again, told which, so that they keep it too."""
     kept = kept_constants(results)
-    again = set(to_run_again(results, kept, partial(_text, src))) if kept else set()
+    if not kept:
+        return results
+    by_path = {task.rel: task for task in tree.tasks}
+    read: dict[str, Task] = {}  # each candidate read once: for the screen, then for its run
+
+    def text(rel: str) -> str | None:
+        task = by_path.get(rel)
+        if task is None:
+            return None
+        try:
+            data = task.bytes()
+        except OSError:
+            return None  # changed or gone since: its first answer stands
+        read[rel] = replace(task, data=data, digest=content_digest(data))
+        return data.decode("utf-8", "replace")
+
+    again = to_run_again(results, kept, text)
     if not again:
         return results
     told = replace(rules, kept_constants=frozenset(pair for pairs in kept.values() for pair in pairs))
-    tasks = []
-    for task in tree.tasks:
-        if task.rel in again:
-            try:
-                data = task.bytes()
-            except OSError:
-                continue  # changed or gone since: its first answer stands
-            tasks.append(replace(task, data=data, digest=content_digest(data)))
+    tasks = [read[rel] for rel in again]
     redone = {r.path: r for r in _run(mode, _Tree(tasks=tasks), told, jobs, cache, _KEEP[mode], index)}
     return [redone.get(r.path, r) for r in results]
-
-
-def _text(src: Path, rel: str) -> str | None:
-    try:
-        with open(f"{src}/{rel}", "rb") as fh:
-            return fh.read().decode("utf-8", "replace")
-    except OSError:
-        return None
 
 
 def _first_read(index: TreeIndex, cache: ResultCache | None, mode: str, rules: ActiveRules) -> bool:
@@ -311,7 +312,7 @@ def _tree_results(mode: str, src: Path, rules: ActiveRules, jobs: int | None, ex
     tree = _read_tree(src, rules, exclude, max_bytes=max_bytes, files=files, index=index,
                       first_read=_first_read(index, cache, mode, rules), unreadable=_STEPS[mode][1], **_ANSWERS[mode])
     results = tree.early + _run(mode, tree, rules, jobs, cache, _KEEP[mode], index)
-    results = _keep_what_modules_keep(mode, src, tree, results, rules, jobs, cache, index)
+    results = _keep_what_modules_keep(mode, tree, results, rules, jobs, cache, index)
     index.save()
     return results, tree, rules
 

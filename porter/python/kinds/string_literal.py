@@ -148,14 +148,18 @@ def _call_of(ctx: FileContext, node: ast.AST) -> ast.Call | None:
     return parent if isinstance(parent, ast.Call) and parent.func is not node else None
 
 
+def _callee(ctx: FileContext, node: ast.AST) -> str | None:
+    """The qualified name of the call `node` is an argument of (_call_of), when imports resolve it."""
+    call = _call_of(ctx, node)
+    return ctx.imports.resolve(call.func) if call is not None else None
+
+
 def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
     """Why the literal may not be a torch value here (see the module docstring), else None."""
     modules = tuple(rule.params.get("report_in_modules", ()))
-    call = _call_of(ctx, node) if modules else None
-    if call is not None:
-        name = ctx.imports.resolve(call.func) or ""
-        if name.split(".", 1)[0] in modules:
-            return f"an argument of {name}, which does not take torch's {ctx.target} backends"
+    name = _callee(ctx, node) if modules else None
+    if name and name.split(".", 1)[0] in modules:
+        return f"an argument of {name}, which does not take torch's {ctx.target} backends"
     owner = _default_owner(ctx, node, modules) if modules else None
     if owner is not None:
         return owner
@@ -252,10 +256,7 @@ def _module_keeping(ctx: FileContext, node: ast.AST, value: str) -> str | None:
     `value` as a named constant (ActiveRules.kept_constants): `nanotron_timer("step", "cuda")`
     into the module whose `TimerType.CUDA = "cuda"` stays, which reads the argument as
     `TimerType("cuda")`. Rewritten, the call would hand it a value it does not know."""
-    if not ctx.kept_constants:
-        return None
-    call = _call_of(ctx, node)
-    name = ctx.imports.resolve(call.func) if call is not None else None
+    name = _callee(ctx, node) if ctx.kept_constants else None
     if not name:
         return None
     for module, kept in ctx.kept_constants:
