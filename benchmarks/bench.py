@@ -29,10 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from generate import generate, tree_stats  # noqa: E402
-from summary import Tree, print_report, size_label, to_json  # noqa: E402
-
-
-COPY_FLOOR = "copy floor (cp -r)"
+from summary import COPY_FLOOR, Tree, print_report, size_label, to_json  # noqa: E402
 
 
 def default_porter() -> list[str]:

@@ -10,6 +10,8 @@ from pathlib import Path
 TARGETS = {"porter convert cold": 0.97, "porter check cold": 0.75,
            "porter convert warm": 0.25, "porter check warm": 0.25}
 
+COPY_FLOOR = "copy floor (cp -r)"  # bench.py's row: a plain copy of the tree, timed in the same rounds
+
 
 @dataclass(frozen=True)
 class Tree:
@@ -65,6 +67,27 @@ def ratios(trees: list[Tree], results: list[dict], over: str = "vs") -> list[dic
     return out
 
 
+def above_copy_floor(trees: list[Tree], results: list[dict]) -> list[dict]:
+    """What each convert takes beyond writing the tree: per round, porter's run less that
+    round's plain copy (paired, as the ratios), and the copy's own ratio over the peer. A
+    convert writes every file of the tree, so no convert can be faster than the copy: a target
+    over the peer below the copy's ratio cannot be met on that machine that day."""
+    out = []
+    for tree in trees:
+        runs = {r["command"]: r["runs"] for r in results if r["tree"] == tree.name and r["runs"]}
+        if COPY_FLOOR not in runs:
+            continue
+        floor = runs[COPY_FLOOR]
+        floor_ratio = statistics.median(a["wall_s"] / b["wall_s"] for a, b in zip(floor, runs["vs"])) if "vs" in runs else None
+        for name, mine in runs.items():
+            if name.startswith("porter convert"):
+                extra = statistics.median(a["wall_s"] - b["wall_s"] for a, b in zip(mine, floor))
+                target = TARGETS.get(name)
+                out.append({"tree": tree.name, "command": name, "above_floor_s": extra, "floor_ratio": floor_ratio,
+                            "target_below_floor": None if target is None or floor_ratio is None else target < floor_ratio})
+    return out
+
+
 def _denominator(name: str, over: str) -> str | None:
     if over == "vs":
         return None if name == "vs" else "vs"
@@ -116,6 +139,15 @@ def print_report(trees: list[Tree], results: list[dict], meta: dict) -> None:
         print("\nratio porter / vs (medians, same tree, same run); targets from issue 14 (for LLaMA-Factory);")
         print("paired: the median (min-max) of each round's porter run over that round's peer run:")
         _print_ratios(rat)
+    floor = above_copy_floor(trees, results)
+    if floor:
+        print("\nconvert beyond writing the tree: the median over rounds of porter's run less that round's copy")
+        print("floor (what porter's own work adds; no convert can beat the copy):")
+        for x in floor:
+            said = "" if x["floor_ratio"] is None else f"  copy floor / vs {x['floor_ratio']:.2f}x (paired)"
+            if x["target_below_floor"]:
+                said += f": issue 14's {TARGETS[x['command']]:.2f}x is below it"
+            print(f"  {x['tree']:<14} {x['command']:<22} +{x['above_floor_s']:.2f} s{said}")
     base = ratios(trees, results, over="baseline")
     if base:
         print(f"\nratio porter / baseline ({meta.get('baseline')}), same commands, same rounds; below 1.00: faster than")
@@ -153,5 +185,6 @@ def to_json(trees: list[Tree], results: list[dict], meta: dict) -> dict:
                      "tree_pss_mib_runs": [x.get("tree_pss_mib") for x in r["runs"]]} for r in results if r["runs"]],
         "ratios": ratios(trees, results),
         "baseline_ratios": ratios(trees, results, over="baseline"),
+        "above_copy_floor": above_copy_floor(trees, results),
         "growth": growth(trees, results),
     }

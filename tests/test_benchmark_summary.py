@@ -58,6 +58,19 @@ def test_ratio_over_the_baseline_pairs_each_porter_command_with_the_same_baselin
     assert "baseline check cold" in over_vs and "vs" not in over_vs
 
 
+def test_convert_beyond_the_copy_floor_is_paired_round_by_round_and_says_when_a_target_is_below_the_copy():
+    results = _results(vs=(1.0, 2.0, 1.0), porter_convert_warm=(0.4, 0.7, 0.35), porter_convert_cold=(1.0, 1.5, 0.8),
+                       porter_check_cold=(0.5, 0.5, 0.5))
+    results.append({"tree": "lf", "command": summary.COPY_FLOOR, "runs": _runs(0.3, 0.6, 0.3)})
+    rows = {r["command"]: r for r in summary.above_copy_floor([TREE], results)}
+    assert set(rows) == {"porter convert warm", "porter convert cold"}  # check writes no tree
+    assert rows["porter convert warm"]["above_floor_s"] == pytest.approx(0.1)  # (0.1, 0.1, 0.05)
+    assert rows["porter convert warm"]["floor_ratio"] == pytest.approx(0.3)
+    assert rows["porter convert warm"]["target_below_floor"] is True  # 0.25x < the copy's 0.3x
+    assert rows["porter convert cold"]["target_below_floor"] is False
+    assert summary.above_copy_floor([TREE], _results(vs=(1.0,), porter_convert_warm=(0.4,))) == []  # no copy timed
+
+
 def test_no_baseline_no_baseline_ratios():
     assert summary.ratios([TREE], _results(vs=(1.0,), porter_check_cold=(0.5,)), over="baseline") == []
 
