@@ -140,6 +140,21 @@ def test_host_side_and_composite_ops_are_never_errors(api):
     assert finding.severity == "info"
 
 
+@pytest.mark.parametrize("call, host", [
+    ("x.type(torch.float32)", True), ("x.type(x.dtype)", True), ("x.type(dtype=torch.long)", True),
+    ("x.type(torch.FloatTensor)", True), ("torch.set_default_tensor_type(torch.FloatTensor)", True),
+    # the vendor's `false` stands for the other forms: a type name, a CUDA tensor type
+    ("x.type()", False), ("x.type('torch.cuda.FloatTensor')", False), ("x.type(torch.cuda.HalfTensor)", False),
+    ("torch.set_default_tensor_type(torch.cuda.HalfTensor)", False), ("torch.set_default_tensor_type(kind)", False)])
+def test_an_unsupported_api_in_a_host_form_is_a_note_with_what_that_form_does(call, host):
+    """Tensor.type given a dtype is a cast (the op behind Tensor.to), given a CPU type a copy to
+    the CPU; set_default_tensor_type given a CPU type is host code: notes (seen in 21
+    repositories); the forms the vendor's `false` is about stay errors, with the vendor's word."""
+    source = f"import torch\nx = torch.ones(2, 2)\nkind = 'torch.FloatTensor'\n{call}\n"
+    (finding,) = [f for f in _findings("mlu", "a.py", source, ("PRT9",)) if f.rule == "PRT901"]
+    assert finding.severity == ("info" if host else "error")
+    assert ("CPU" in finding.message) == host
+
 
 def test_a_class_in_a_type_test_is_not_a_use():
     """`isinstance(m, nn.DataParallel)` only compares with the class (peft dispatches LoRA

@@ -129,6 +129,9 @@ def build_table(version: str, vendor: dict[str, dict], source: dict, notes: dict
             # (a pattern may also match entries the vendor supports, in this version or in a glob)
             entry["note"] = group["note"]
             entry["doubtful"] = True
+        elif entry["status"] == "unsupported" and api in notes.get("host_forms", {}):
+            entry["host_when"] = notes["host_forms"][api]["when"]
+            entry["host_note"] = notes["host_forms"][api]["note"]
         counterpart = item["counterpart"] or added.get(api)
         if counterpart:
             entry["counterpart"] = counterpart
@@ -171,6 +174,8 @@ def check_notes_used(notes: dict, vendors: dict[str, dict[str, dict]]) -> None:
         vendor = vendors.get(version, {})
         stale += [f"{api} ({version})" for api in table if not vendor.get(api, {}).get("limited")]
     stale += [f"triggers {api}" for api in notes.get("triggers", {}) if api not in limited]
+    unsupported = {api for vendor in vendors.values() for api, e in vendor.items() if not e["supported"]}
+    stale += [f"host_forms {api}" for api in notes.get("host_forms", {}) if api not in unsupported]
     for section in DOUBTFUL_SECTIONS:
         for pattern in notes.get(section, {}).get("apis", []):
             if not any(not e["supported"] and fnmatch.fnmatchcase(api, pattern) for v in vendors.values() for api, e in v.items()):

@@ -73,25 +73,31 @@ def check(ctx: FileContext, rules: list[Rule], table: ApiTable, uses: list[ApiUs
     """Findings of the op-table rules for one file (`uses` when already computed)."""
     found: list[Finding] = []
     for use in api_uses(ctx, table) if uses is None else uses:
-        if use.entry.when and not _limitation_present(ctx, use):
+        if use.entry.when and not _holds(ctx, use, use.entry.when):
             continue  # a partial API used without the argument or case its limitation is about
+        host_form = bool(use.entry.host_when) and _holds(ctx, use, use.entry.host_when)
         for rule in rules:
             if use.entry.status in rule.params["statuses"] and use.use in rule.params["uses"]:
-                found.append(_finding(ctx, rule, table, use))
+                found.append(_finding(ctx, rule, table, use, host_form))
                 break
     return found
 
 
-def _limitation_present(ctx: FileContext, use: ApiUse) -> bool:
-    """Whether the use holds one of its entry's triggers (see ApiEntry.when): a keyword, a
-    keyword with a literal value, a string argument, or an attribute such as ReduceOp.BAND."""
+def _holds(ctx: FileContext, use: ApiUse, triggers: tuple[str, ...]) -> bool:
+    """Whether the use holds one of `triggers` (see ApiEntry.when and host_when): a keyword, a
+    keyword with a literal value, a string argument, an attribute such as ReduceOp.BAND, or a
+    first argument that is a given name or a dtype."""
     parent = ctx.parents.get(use.node)
     call = parent if isinstance(parent, ast.Call) and parent.func is use.node else None
     inside = [use.node] + ([*call.args, *call.keywords] if call is not None else [])
     nodes = [n for part in inside for n in ast.walk(part)]
     keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg} if call is not None else {}
-    for trigger in use.entry.when:
-        if trigger.startswith("."):
+    for trigger in triggers:
+        if trigger.startswith("arg:"):
+            first = call.args[0] if call is not None and call.args else keywords.get("dtype")
+            if first is not None and _argument_is(ctx, first, trigger[4:]):
+                return True
+        elif trigger.startswith("."):
             if any(isinstance(n, ast.Attribute) and n.attr == trigger[1:] for n in nodes):
                 return True
         elif trigger.startswith("'"):
@@ -108,6 +114,19 @@ def _limitation_present(ctx: FileContext, use: ApiUse) -> bool:
     return False
 
 
+def _argument_is(ctx: FileContext, node: ast.AST, name: str) -> bool:
+    """Whether an argument is `name` (a qualified name, through the file's imports), or for
+    `dtype` a torch dtype: torch.float32, an attribute `x.dtype`, a variable named dtype."""
+    qual = ctx.imports.resolve(node)
+    if name != "dtype":
+        return qual == name
+    if qual is not None:
+        return qual.startswith("torch.") and qual[len("torch."):] in _DTYPES
+    if isinstance(node, ast.Attribute):
+        return node.attr == "dtype"
+    return isinstance(node, ast.Name) and (node.id == "dtype" or node.id.endswith("_dtype"))
+
+
 def table_label(table: ApiTable) -> str:
     """How messages name a table: the mlu table for torch 2.4, the hip table (any torch version)."""
     if table.version == ANY_VERSION:
@@ -115,13 +134,14 @@ def table_label(table: ApiTable) -> str:
     return f"the {table.target} table for torch {table.version}"
 
 
-def _finding(ctx: FileContext, rule: Rule, table: ApiTable, use: ApiUse) -> Finding:
+def _finding(ctx: FileContext, rule: Rule, table: ApiTable, use: ApiUse, host_form: bool = False) -> Finding:
     entry = use.entry
     where = table_label(table)
     likely = " (receiver probably a tensor)" if use.use == "likely-method" else ""
     message = f"{entry.api}{likely}: {entry.status} in {where}"
-    if entry.note:
-        message += f": {entry.note}"
+    note = entry.host_note if host_form else entry.note
+    if note:
+        message += f": {note}"
     if entry.counterpart:
         suggestion = f"Use {entry.counterpart}."
     elif entry.status == "unknown":
@@ -131,7 +151,7 @@ def _finding(ctx: FileContext, rule: Rule, table: ApiTable, use: ApiUse) -> Find
     severity = rule.params.get("severity_by_status", {}).get(entry.status, rule.severity)
     if entry.status == "partial" and not entry.when:
         severity = "info"  # a limitation no code shows (a card generation, a dtype pair): a note
-    if entry.doubtful:
+    if entry.doubtful or host_form:
         severity = "info"  # the vendor's "unsupported" for host-side code is evidence, not proof
     where_span = ctx.span(use.node)
     if isinstance(use.node, ast.Attribute) and use.use != "api":  # point at the method name

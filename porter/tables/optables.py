@@ -23,7 +23,7 @@ from porter.tables.versions import ANY_VERSION, available_versions, table_versio
 
 Status = Literal["supported", "partial", "unsupported", "unknown"]
 STATUSES: tuple[Status, ...] = API_STATUSES  # type: ignore[assignment]
-_ENTRY_KEYS = {"status", "note", "counterpart", "counterpart_of", "source", "doubtful", "when"}
+_ENTRY_KEYS = {"status", "note", "counterpart", "counterpart_of", "source", "doubtful", "when", "host_when", "host_note"}
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,11 @@ class ApiEntry:
     # [triggers]): `kw` (the keyword is given), `kw=VALUE`, `'text'` (a string argument),
     # `.ATTR` (an attribute such as ReduceOp.BAND). Empty: the limitation cannot be seen in code.
     when: tuple[str, ...] = ()
+    # For an `unsupported` entry: the form of a call that is host code or a supported op all the
+    # same (tools/op_notes.toml, [host_forms]), in the language of `when` plus `arg:NAME` (the first
+    # argument is NAME; `arg:dtype`, a torch dtype), and what to say of a use in that form.
+    host_when: tuple[str, ...] = ()
+    host_note: str | None = None
 
 
 # eq=False: identity equality and hashing, since the mappings inside are not hashable.
@@ -132,7 +137,8 @@ def _entry(path: Path, api: str, raw: Mapping, default_source: str) -> ApiEntry:
     if default_source and source and "counterpart_of" not in raw:
         source = f"{default_source}; {source}"
     return ApiEntry(api, raw["status"], raw.get("note"), raw.get("counterpart"), source or default_source, api,
-                    bool(raw.get("doubtful")), tuple(raw.get("when", ())))
+                    bool(raw.get("doubtful")), tuple(raw.get("when", ())), tuple(raw.get("host_when", ())),
+                    raw.get("host_note"))
 
 
 class _Entries(Mapping):
