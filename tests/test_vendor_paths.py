@@ -53,13 +53,15 @@ def test_hip_keeps_rocm_files_too(tmp_path):
 
 
 def test_other_stacks_by_path_word():
-    """Folders and files named for another stack (Intel IPEX, OpenVINO, TensorRT-LLM) are kept;
+    """Folders and files named for another stack (Intel IPEX and ITREX, OpenVINO, TensorRT-LLM) are kept;
     the word must stand alone in the path (a `tensorrt` inside another word does not count)."""
     from porter.engine.vendor_paths import vendor_word
     from porter.rules import load_rules
 
     rules = load_rules("mlu").of_kind("vendor-path")
-    for rel in ("examples/ipex/chat.py", "deploy/tensorrt/build.sh", "trtllm_runner/run.py", "openvino_export.py"):
+    for rel in ("examples/ipex/chat.py", "deploy/tensorrt/build.sh", "trtllm_runner/run.py", "openvino_export.py",
+                # GLM-4's Intel Extension for Transformers demo: its load_in_4bit is Intel's, not bitsandbytes'
+                "demo/intel_device_demo/itrex/itrex_cli_demo.py"):
         assert vendor_word(rel, rules) is not None, rel
     assert vendor_word("src/extensorrtion/util.py", rules) is None
 
