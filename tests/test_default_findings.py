@@ -225,6 +225,30 @@ def test_the_same_report_in_every_script_of_a_folder_is_one_finding(tmp_path):
     assert "other files" not in reports["e2e/train.sh"][0] and "other files" not in reports["glue/tuned.sh"][0]
 
 
+def test_a_folded_report_keeps_each_line_of_the_first_script_and_names_each_other_script_once(tmp_path):
+    """nvidia-smi in 30 launch scripts of a few folders (Megatron-DeepSpeed's examples): per
+    folder one finding naming the other scripts (PRT503 once_per_folder); the first script
+    keeps each of its own lines (two calls are two places), another script with two calls is
+    named once."""
+    from porter.check.run import check_tree
+
+    src = tmp_path / "src" / "examples"
+    src.mkdir(parents=True)
+    probe = "GPUS=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)\n"
+    (src / "a.sh").write_text(probe + "nvidia-smi\n")
+    (src / "b.sh").write_text(probe + "nvidia-smi\n")
+    (src / "c.sh").write_text(probe)
+    (tmp_path / "src" / "tools").mkdir()
+    for name in ("d.sh", "e.sh"):
+        (tmp_path / "src" / "tools" / name).write_text(probe)
+    found = {r.path: [(f.line, f.message) for f in r.findings if f.rule == "PRT503"]
+             for r in check_tree(tmp_path / "src", "mlu", jobs=1).files}
+    assert [line for line, _ in found["examples/a.sh"]] == [1, 2]
+    assert found["examples/a.sh"][0][1].endswith("(the same in 2 other files of examples: b.sh, c.sh)")
+    assert found["examples/b.sh"] == found["examples/c.sh"] == found["tools/e.sh"] == []
+    assert found["tools/d.sh"][0][1].endswith("(the same in 1 other file of tools: e.sh)")
+
+
 def test_an_info_rule_nobody_would_see_does_not_run():
     """bf16 in a training config is a note (PRT515, info, nothing to edit): by default the run
     does not apply the rule, so the config is not even parsed for it; named, it runs."""

@@ -7,7 +7,8 @@ part when its `subject` starts with `KEPT_MODULE` (porter/python/kinds/device_gu
 
 So is the same report in every script of a folder (28 GLUE launch scripts that each export
 CUBLAS_WORKSPACE_CONFIG): for a rule marked `once_per_folder`, findings of one folder with the
-same message and severity are one, naming the other files.
+same message and severity are one, naming the other files; the first file keeps each of its
+own lines (nvidia-smi called twice in one script is two places to change).
 """
 
 from __future__ import annotations
@@ -38,12 +39,18 @@ def fold_across_files(results: list[R], once_per_folder: frozenset[str] = frozen
     for (folder, how, *_), places in groups.items():
         if len(places) < 2:
             continue
-        (i, j), rest = places[0], places[1:]
-        names = ", ".join(results[k].path.rpartition("/")[2] for k, _ in rest)
+        # The first file keeps its own repeats (each on its line); the other files' are folded.
+        (i, j), rest = places[0], [(k, m) for k, m in places[1:] if k != places[0][0]]
+        others = list(dict.fromkeys(results[k].path.rpartition("/")[2] for k, _ in rest))
+        if not others:
+            continue
+        names = ", ".join(others)
         first = results[i].findings[j]
         where = folder or "the top folder"
-        message = (f"{first.message} (and so are the {len(rest)} other modules of {where} that import it: {names})"
-                   if how == KEPT_MODULE else f"{first.message} (the same in {len(rest)} other files of {where}: {names})")
+        many = len(others) > 1
+        message = (f"{first.message} (and so {'are the' if many else 'is the'} {len(others)} other module{'s' * many} of {where} "
+                   f"that import{'' if many else 's'} it: {names})" if how == KEPT_MODULE else
+                   f"{first.message} (the same in {len(others)} other file{'s' * many} of {where}: {names})")
         findings = list(out[i].findings)
         findings[j] = replace(first, message=message)
         out[i] = replace(out[i], findings=tuple(findings))

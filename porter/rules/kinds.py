@@ -112,7 +112,7 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     # `once_per_folder`: the same report in every script of a folder is one (porter/engine/folding.py).
     KindSchema("shell-env-var", {"from_rule": _f(str, rule_of_kind="env-var")},
                {"once_per_subject": _BOOL, "once_per_file": _BOOL, "once_per_folder": _BOOL}, example_file="run.sh"),
-    KindSchema("shell-command", {"commands": _LIST}, {"probes": _LIST}, example_file="run.sh"),
+    KindSchema("shell-command", {"commands": _LIST}, {"probes": _LIST, "once_per_folder": _BOOL}, example_file="run.sh"),
     KindSchema("shell-launcher-flag", {"launchers": _LIST, "flags": _LIST}, {"values": _LIST}, example_file="run.sh"),
     KindSchema("shell-env-setup", {"launchers": _LIST, "markers": _LIST}, example_file="run.sh"),
     KindSchema("container-image", {"image_patterns": _LIST}, example_file="Dockerfile"),
