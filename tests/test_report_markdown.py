@@ -122,3 +122,24 @@ def test_no_conversion_rate_when_nothing_is_converted():
                           "findings": 1, "findings_by_severity": {"warning": 1}},
               "findings": [{"rule": "PRT412", "severity": "warning"}], "rules": {}}
     assert compute_stats(report)["references"]["rate"] is None
+
+
+@pytest.mark.parametrize("target, port", [("mlu", "BANG C"), ("hip", "hipify")])
+def test_both_reports_say_how_many_cuda_sources_the_tree_holds_and_what_they_take(tmp_path, target, port):
+    """No rule converts a kernel: a conversion rate over Python and scripts must not read as
+    covering the tree's .cu/.cuh files (llm.c: 38 of them), so the summary counts them, names
+    their folders and says what running them on the target takes."""
+    src = tmp_path / "src"
+    (src / "kernels").mkdir(parents=True)
+    (src / "kernels" / "attention.cu").write_text("__global__ void attention() {}\n")
+    (src / "kernels" / "common.cuh").write_text("#pragma once\n")
+    (src / "train.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    _, _, out = convert(src, ConvertOptions(target, out=tmp_path / "out", jobs=1))
+    said = "CUDA C++ sources left as they are: 2 .cu/.cuh files (kernels)."
+    for page in ("report.md", "report.html"):
+        text = (out / "porter_report" / page).read_text(encoding="utf-8")
+        assert said in text and port in text, page
+    (src / "kernels" / "attention.cu").unlink()
+    (src / "kernels" / "common.cuh").unlink()
+    _, _, out = convert(src, ConvertOptions(target, out=tmp_path / "out2", jobs=1))
+    assert "CUDA C++ sources" not in (out / "porter_report" / "report.md").read_text(encoding="utf-8")

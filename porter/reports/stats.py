@@ -10,6 +10,11 @@ from __future__ import annotations
 from collections import Counter
 
 SEVERITY_ORDER = ("error", "warning", "info")
+# CUDA C++ sources: porter converts Python, scripts and configs, never kernels; the summary says
+# how many the tree holds, so that a conversion rate is not read as covering them.
+CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
+KERNEL_PORT = {"mlu": "a port to BANG C (built with torch_mlu.utils.cpp_extension)",
+               "hip": "hipify (hipify-perl or hipify-clang), then a build with hipcc"}
 OP_TABLE_BAND = "9"  # PRT9xx: op-table findings are about torch API support, not CUDA use
 
 
@@ -72,7 +77,29 @@ def compute_stats(report: dict) -> dict:
             for code, c in sorted(by_rule_sev.items())
         ],
         "apis_by_status": dict(s["apis_by_status"]) if s.get("apis_by_status") else None,
+        "cuda_sources": cuda_sources(report),
     }
+
+
+def cuda_sources(report: dict) -> dict | None:
+    """The tree's CUDA C++ sources (.cu, .cuh), which no rule converts: how many, in which
+    folders (the busiest first), and what running their kernels on the target takes."""
+    paths = [f["path"] for f in report.get("files", []) if f["path"].lower().endswith(CUDA_SOURCE_SUFFIXES)]
+    if not paths:
+        return None
+    folders = Counter(path.rpartition("/")[0] or "the top folder" for path in paths)
+    return {"files": len(paths), "folders": [folder for folder, _ in folders.most_common()],
+            "port": KERNEL_PORT.get(report.get("target", ""), "a port of the kernels to the target")}
+
+
+def cuda_sources_sentence(sources: dict) -> str:
+    """What both renderers say of them, in one sentence."""
+    shown = sources["folders"][:3]
+    more = len(sources["folders"]) - len(shown)
+    where = ", ".join(shown) + (f" and {more} more folder{'s' * (more > 1)}" if more else "")
+    return (f"CUDA C++ sources left as they are: {sources['files']} .cu/.cuh file{'s' * (sources['files'] > 1)} "
+            f"({where}). porter converts Python, scripts and configs, not kernels: running these on the "
+            f"target takes {sources['port']}.")
 
 
 def file_rows(report: dict) -> list[dict]:
