@@ -44,15 +44,9 @@ def fold_across_files(results: list[R], once_per_folder: frozenset[str] = frozen
         others = list(dict.fromkeys(results[k].path.rpartition("/")[2] for k, _ in rest))
         if not others:
             continue
-        names = ", ".join(others)
         first = results[i].findings[j]
-        where = folder or "the top folder"
-        many = len(others) > 1
-        message = (f"{first.message} (and so {'are the' if many else 'is the'} {len(others)} other module{'s' * many} of {where} "
-                   f"that import{'' if many else 's'} it: {names})" if how == KEPT_MODULE else
-                   f"{first.message} (the same in {len(others)} other file{'s' * many} of {where}: {names})")
         findings = list(out[i].findings)
-        findings[j] = replace(first, message=message)
+        findings[j] = replace(first, message=_folded_message(first.message, how, others, folder or "the top folder"))
         out[i] = replace(out[i], findings=tuple(findings))
         for k, m in rest:
             dropped[k].add(m)
@@ -64,6 +58,15 @@ def fold_across_files(results: list[R], once_per_folder: frozenset[str] = frozen
             changes["line_hashes"] = tuple(result.line_hashes[m] for m in kept)
         out[k] = replace(result, **changes)
     return out
+
+
+def _folded_message(message: str, how: str, others: list[str], where: str) -> str:
+    """The first file's message, naming the other files of its folder that it stands for."""
+    names, many = ", ".join(others), len(others) > 1
+    if how == KEPT_MODULE:
+        they = f"are the {len(others)} other modules" if many else "is the 1 other module"
+        return f"{message} (and so {they} of {where} that import{'' if many else 's'} it: {names})"
+    return f"{message} (the same in {len(others)} other file{'s' * many} of {where}: {names})"
 
 
 def _fold_key(finding: Finding, once_per_folder: frozenset[str]) -> tuple | None:

@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from porter.reports.hunks import hunks_from_edits, hunks_from_patch, parse_patch
 from porter.core.templating import environment
-from porter.reports.stats import SEVERITY_ORDER, compute_stats, cuda_sources_sentence, file_rows, needs_review, percent
+from porter.reports.stats import SEVERITY_ORDER, compute_stats, file_rows, needs_review, percent
 
 def _diffs(report: dict, patch: bytes | None) -> list[dict]:
     parsed = parse_patch(patch) if patch is not None else {}
@@ -81,10 +81,8 @@ def render_html(report: dict, patch: bytes | None = None) -> str:
     rows = file_rows(report)
     diffs = _diffs(report, patch)
     findings = report["findings"]
-    stats = compute_stats(report)
     return env.get_template("report.html.j2").render(
-        r=report, stats=stats, severities=SEVERITY_ORDER,
-        cuda_note=cuda_sources_sentence(stats["cuda_sources"]) if stats["cuda_sources"] else None,
+        r=report, stats=compute_stats(report), severities=SEVERITY_ORDER,
         rows=rows, review=[needs_review(row) for row in rows],
         odd=[row for row in rows if row["status"] in ("skipped", "failed")],
         diffs=diffs, diff_ids={d["path"]: d["id"] for d in diffs}, from_patch=patch is not None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 
-from porter.reports.stats import SEVERITY_ORDER, compute_stats, cuda_sources_sentence, file_rows, needs_review, percent
+from porter.reports.stats import SEVERITY_ORDER, compute_stats, file_rows, needs_review, percent
 
 
 # GFM still parses inline markup inside a raw <code> tag, so these become entities everywhere:
@@ -40,7 +40,7 @@ def _summary(st: dict) -> list[str]:
     if st["op_table_findings"]:
         out += [f"Op-table findings (9xx, not counted as CUDA references): {st['op_table_findings']}", ""]
     if st["cuda_sources"]:
-        out += [cuda_sources_sentence(st["cuda_sources"]), ""]
+        out += [st["cuda_sources"]["sentence"], ""]
     out += _table(["lines changed", "lines scanned", "share changed"],
                   [[ln["changed"], "n/a" if ln["scanned"] is None else ln["scanned"], percent(ln["share"])]])
     out += _table([*SEVERITY_ORDER, "findings"], [[*(sev[k] for k in SEVERITY_ORDER), st["findings"]]])

@@ -83,23 +83,17 @@ def compute_stats(report: dict) -> dict:
 
 def cuda_sources(report: dict) -> dict | None:
     """The tree's CUDA C++ sources (.cu, .cuh), which no rule converts: how many, in which
-    folders (the busiest first), and what running their kernels on the target takes."""
+    folders (the busiest first), and the sentence both renderers print about them."""
     paths = [f["path"] for f in report.get("files", []) if f["path"].lower().endswith(CUDA_SOURCE_SUFFIXES)]
     if not paths:
         return None
-    folders = Counter(path.rpartition("/")[0] or "the top folder" for path in paths)
-    return {"files": len(paths), "folders": [folder for folder, _ in folders.most_common()],
-            "port": KERNEL_PORT.get(report.get("target", ""), "a port of the kernels to the target")}
-
-
-def cuda_sources_sentence(sources: dict) -> str:
-    """What both renderers say of them, in one sentence."""
-    shown = sources["folders"][:3]
-    more = len(sources["folders"]) - len(shown)
-    where = ", ".join(shown) + (f" and {more} more folder{'s' * (more > 1)}" if more else "")
-    return (f"CUDA C++ sources left as they are: {sources['files']} .cu/.cuh file{'s' * (sources['files'] > 1)} "
-            f"({where}). porter converts Python, scripts and configs, not kernels: running these on the "
-            f"target takes {sources['port']}.")
+    folders = [folder for folder, _ in Counter(p.rpartition("/")[0] or "the top folder" for p in paths).most_common()]
+    shown, more = folders[:3], len(folders) - 3
+    where = ", ".join(shown) + (f" and {more} more folder{'s' * (more > 1)}" if more > 0 else "")
+    port = KERNEL_PORT.get(report.get("target", ""), "a port of the kernels to the target")
+    sentence = (f"CUDA C++ sources left as they are: {len(paths)} .cu/.cuh file{'s' * (len(paths) > 1)} ({where}). "
+                f"porter converts Python, scripts and configs, not kernels: running these on the target takes {port}.")
+    return {"files": len(paths), "folders": folders, "sentence": sentence}
 
 
 def file_rows(report: dict) -> list[dict]:
