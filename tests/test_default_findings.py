@@ -261,3 +261,12 @@ def test_an_info_rule_nobody_would_see_does_not_run():
     # An info rule of a kind whose findings may be raised to a warning still runs (PRT107's
     # import is an edit; the string-literal kind warns for some strings).
     assert "PRT107" in DEFAULT.codes
+
+
+def test_a_folded_message_names_one_other_file_or_module_in_the_singular():
+    from porter.core.model import KEPT_MODULE
+    from porter.engine.folding import _folded_message
+
+    assert _folded_message("m", KEPT_MODULE, ["b.py"], "ops") == "m (and so is the 1 other module of ops that imports it: b.py)"
+    assert _folded_message("m", KEPT_MODULE, ["b.py", "c.py"], "ops").endswith("are the 2 other modules of ops that import it: b.py, c.py)")
+    assert _folded_message("m", "same", ["b.sh"], "glue") == "m (the same in 1 other file of glue: b.sh)"
