@@ -1,12 +1,14 @@
 """Whether an import must succeed for its module to run.
 
-Five answers, asked of the statements around one `import`:
+Six answers, asked of the statements around one `import`:
 
 - it never runs: under `if TYPE_CHECKING:` (a type checker reads it, Python does not);
 - it is optional: the module already runs without the package, because the import sits in
   a `try:` whose handler catches the ImportError and goes on (`except ImportError: x =
   None`, an env report's `except Exception: pass`), or under a test that asks whether the
   package is installed (`if is_vllm_available():`, `if importlib.util.find_spec("x"):`);
+- it is switched: under a setting that turns a feature on (`if args.use_8bit_adam:`, `if
+  cfg.enable_xformers:`), so the module runs without it while the switch is off;
 - it runs elsewhere: under a test that another vendor's accelerator is in use (`if
   self.device == "npu":`, `elif torch.xpu.is_available():`), where the target never goes;
 - it belongs to a test: inside a `test_*` function, it is that test's own dependency (a
@@ -30,28 +32,44 @@ _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseExcept
 # Calls that ask whether a package is installed: `is_vllm_available()`, `_is_package_available("x")`,
 # `importlib.util.find_spec("x")`, `pkgutil.find_loader("x")`.
 _AVAILABILITY_CALL = re.compile(r"(?:^|_)(?:is_\w+_available|\w*package_available|find_spec|find_loader)$")
+# Settings that turn a feature on, read as they are (`args.use_8bit_adam`, `self.config.enable_x`).
+_SWITCH = re.compile(r"(?:use|enable|with)_\w+")
 
 
-def how_needed(ctx: FileContext, node: ast.AST) -> str:
+def how_needed(ctx: FileContext, node: ast.AST) -> tuple[str, str | None]:
     """'never' (type checking only), 'elsewhere' (another accelerator's code), 'optional'
-    (guarded), 'test' (a test's own) or 'required'."""
+    (guarded), 'switched' (under a setting, which comes second), 'test' (a test's own) or
+    'required'."""
     child, parent = node, ctx.parents.get(node)
     optional = test = elsewhere = False
+    switch: str | None = None
     while parent is not None:
         if is_test_function(parent):
             test = True
         if isinstance(parent, ast.If) and any(child is s for s in parent.body):
             if _is_type_checking(parent.test):
-                return "never"
+                return "never", None
             if _asks_availability(parent.test):
                 optional = True
             if _on_other_device(parent.test):
                 elsewhere = True
+            if _is_switch(parent.test):
+                switch = ast.unparse(parent.test)
         elif isinstance(parent, ast.Try) and any(child is s for s in parent.body):
             if any(_swallows_import_error(h) for h in parent.handlers):
                 optional = True
         child, parent = parent, ctx.parents.get(parent)
-    return "elsewhere" if elsewhere else "optional" if optional else "test" if test else "required"
+    if elsewhere or optional:
+        return ("elsewhere" if elsewhere else "optional"), None
+    if switch is not None:
+        return "switched", switch
+    return ("test" if test else "required"), None
+
+
+def _is_switch(test: ast.AST) -> bool:
+    """The test is a setting read as it is: `args.use_8bit_adam`, `cfg.enable_xformers`."""
+    name = test.attr if isinstance(test, ast.Attribute) else test.id if isinstance(test, ast.Name) else None
+    return name is not None and _SWITCH.fullmatch(name) is not None
 
 
 def _is_type_checking(test: ast.AST) -> bool:

@@ -9,7 +9,9 @@ import under `if TYPE_CHECKING:` never runs and is not reported; one the module 
 runs without (guarded by `try: ... except ImportError` or `if is_vllm_available():`) is an
 `info` note, outside the default set: an inference-engine adapter that imports its engine
 only when it is installed, or an environment report that prints a package's version, has
-nothing to port. So is one inside a `test_*` function: the test of a CUDA-only stack cannot
+nothing to port. So is one under a feature switch (`if args.use_8bit_adam: import
+bitsandbytes`, diffusers' training examples): the module runs while the switch is off, and
+the note says to leave it off. So is one inside a `test_*` function: the test of a CUDA-only stack cannot
 run on the target, and its module still imports (a top-level import would break the
 collection of the whole test file and is reported). The package's requirement line and the
 code that uses it are what the user acts on.
@@ -48,7 +50,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     (the count is in the message)."""
     for rule in rules:
         table = load_package_table(rule.target)
-        first: dict[str, tuple[ast.AST, str, str]] = {}
+        first: dict[str, tuple[ast.AST, str, str, str | None]] = {}
         required: dict[str, tuple[ast.AST, str]] = {}
         count: dict[str, int] = {}
         nodes = sorted(ctx.nodes(ast.Import, ast.ImportFrom), key=lambda n: (n.lineno, n.col_offset))
@@ -59,21 +61,22 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 modules = [(node.module, node)]
             else:
                 modules = [(alias.name, alias) for alias in node.names]
-            need = None
+            need = switch = None
             for module, where in modules:
                 if module.split(".", 1)[0] in ctx.own_modules:
                     continue  # the project's own package of that name, not the library
                 entry = table.by_import(module)
                 if entry is None or entry.action not in rule.params["actions"] or entry.imports_run:
                     continue
-                need = need or how_needed(ctx, node)
+                if need is None:
+                    need, switch = how_needed(ctx, node)
                 if need == "never":
                     continue
-                first.setdefault(entry.name, (where, module, need))
+                first.setdefault(entry.name, (where, module, need, switch))
                 if need == "required":
                     required.setdefault(entry.name, (where, module))
                 count[entry.name] = count.get(entry.name, 0) + 1
-        for name, (where, module, need) in first.items():
+        for name, (where, module, need, switch) in first.items():
             entry = table.entries[name]
             more = count[name] - 1
             also = f" ({more} more import{'s' if more > 1 else ''} of it in this file)" if more else ""
@@ -85,6 +88,9 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             if need == "test":
                 message = (f"imports {module} ({entry.name}) in a test that needs it: the test cannot run on "
                            f"{ctx.target.upper()}, nothing in it to port: {entry.reason}{also}")
+            elif need == "switched":
+                message = (f"imports {module} ({entry.name}) only when `{switch}` is on: the module runs without it "
+                           f"while that setting is off; on {ctx.target.upper()} leave it off: {entry.reason}{also}")
             elif need == "elsewhere":
                 message = (f"imports {module} ({entry.name}) only where another vendor's accelerator is in use "
                            f"(under a test for it): that code never runs on {ctx.target.upper()}: {entry.reason}{also}")
