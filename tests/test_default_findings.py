@@ -263,10 +263,33 @@ def test_an_info_rule_nobody_would_see_does_not_run():
     assert "PRT107" in DEFAULT.codes
 
 
+def test_environment_advice_in_many_folders_is_one_finding_for_the_tree(tmp_path):
+    """torchvision in the requirements of every example folder (diffusers: 55 of them): where
+    to install it from is one decision for the environment (PRT418 once_per_tree), said once,
+    naming the first five other files and counting the rest; a line that pins a CUDA build
+    says something else (an error) and keeps its own finding."""
+    from porter.check.run import check_tree
+
+    src = tmp_path / "src"
+    for name in ("a", "b", "c", "d", "e", "f", "g"):
+        (src / "examples" / name).mkdir(parents=True)
+        (src / "examples" / name / "requirements.txt").write_text("accelerate\ntorchvision\n")
+    (src / "requirements.txt").write_text("torchvision==0.16.0+cu121\n")
+    found = [(r.path, f.severity, f.message) for r in check_tree(src, "mlu", jobs=1).files
+             for f in r.findings if f.rule == "PRT418"]
+    assert [(path, severity) for path, severity, _ in found] == [("examples/a/requirements.txt", "warning"),
+                                                                 ("requirements.txt", "error")]
+    assert found[0][2].endswith("(the same in 6 other files of the tree: examples/b/requirements.txt, "
+                                "examples/c/requirements.txt, examples/d/requirements.txt, "
+                                "examples/e/requirements.txt, examples/f/requirements.txt and 1 more)")
+
+
 def test_a_folded_message_names_one_other_file_or_module_in_the_singular():
     from porter.core.model import KEPT_MODULE
     from porter.engine.folding import _folded_message
 
-    assert _folded_message("m", KEPT_MODULE, ["b.py"], "ops") == "m (and so is the 1 other module of ops that imports it: b.py)"
-    assert _folded_message("m", KEPT_MODULE, ["b.py", "c.py"], "ops").endswith("are the 2 other modules of ops that import it: b.py, c.py)")
-    assert _folded_message("m", "same", ["b.sh"], "glue") == "m (the same in 1 other file of glue: b.sh)"
+    assert _folded_message("m", KEPT_MODULE, ["ops/b.py"], "ops") == "m (and so is the 1 other module of ops that imports it: b.py)"
+    assert _folded_message("m", KEPT_MODULE, ["ops/b.py", "ops/c.py"], "ops").endswith(
+        "are the 2 other modules of ops that import it: b.py, c.py)")
+    assert _folded_message("m", "folder", ["glue/b.sh"], "glue") == "m (the same in 1 other file of glue: b.sh)"
+    assert _folded_message("m", "tree", ["x/r.txt"], None) == "m (the same in 1 other file of the tree: x/r.txt)"

@@ -8,13 +8,15 @@ part when its `subject` starts with `KEPT_MODULE` (porter/python/kinds/device_gu
 So is the same report in every script of a folder (28 GLUE launch scripts that each export
 CUBLAS_WORKSPACE_CONFIG): for a rule marked `once_per_folder`, findings of one folder with the
 same message and severity are one, naming the other files; the first file keeps each of its
-own lines (nvidia-smi called twice in one script is two places to change).
+own lines (nvidia-smi called twice in one script is two places to change). A rule marked
+`once_per_tree` folds the same way across the whole tree: advice about the environment, not
+the file (install torchvision from the CPU index), said once for 58 example requirement files.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import replace
 from typing import TypeVar
 
@@ -22,18 +24,22 @@ from porter.core.model import KEPT_MODULE, FileCheck, FileResult, Finding
 
 R = TypeVar("R", FileResult, FileCheck)
 
+FOLDER, TREE = "folder", "tree"  # how far a rule's equal findings fold (Selection.fold_scopes)
+_NAMED = 5  # a tree-wide fold names this many other files, then counts the rest
 
-def fold_across_files(results: list[R], once_per_folder: frozenset[str] = frozenset()) -> list[R]:
+
+def fold_across_files(results: list[R], scopes: Mapping[str, str] | None = None) -> list[R]:
     """`results` (in path order) with the kept-module findings of each folder folded into
-    its first module's, and the equal findings of the `once_per_folder` codes into the first
-    file's; a file's other findings are untouched."""
+    its first module's, and the equal findings of the codes in `scopes` (code -> FOLDER or
+    TREE) into the first file's of their folder or tree; a file's other findings are untouched."""
+    scopes = scopes or {}
     groups: dict[Hashable, list[tuple[int, int]]] = defaultdict(list)
     for i, result in enumerate(results):
         folder = result.path.rpartition("/")[0]
         for j, finding in enumerate(result.findings):
-            key = _fold_key(finding, once_per_folder)
+            key = _fold_key(finding, scopes)
             if key is not None:
-                groups[(folder, *key)].append((i, j))
+                groups[(None if key[0] == TREE else folder, *key)].append((i, j))
     dropped: dict[int, set[int]] = defaultdict(set)
     out = list(results)
     for (folder, how, *_), places in groups.items():
@@ -41,12 +47,12 @@ def fold_across_files(results: list[R], once_per_folder: frozenset[str] = frozen
             continue
         # The first file keeps its own repeats (each on its line); the other files' are folded.
         (i, j), rest = places[0], [(k, m) for k, m in places[1:] if k != places[0][0]]
-        others = list(dict.fromkeys(results[k].path.rpartition("/")[2] for k, _ in rest))
-        if not others:
+        paths = list(dict.fromkeys(results[k].path for k, _ in rest))
+        if not paths:
             continue
         first = results[i].findings[j]
         findings = list(out[i].findings)
-        findings[j] = replace(first, message=_folded_message(first.message, how, others, folder or "the top folder"))
+        findings[j] = replace(first, message=_folded_message(first.message, how, paths, folder))
         out[i] = replace(out[i], findings=tuple(findings))
         for k, m in rest:
             dropped[k].add(m)
@@ -60,19 +66,25 @@ def fold_across_files(results: list[R], once_per_folder: frozenset[str] = frozen
     return out
 
 
-def _folded_message(message: str, how: str, others: list[str], where: str) -> str:
-    """The first file's message, naming the other files of its folder that it stands for."""
-    names, many = ", ".join(others), len(others) > 1
+def _folded_message(message: str, how: str, paths: list[str], folder: str | None) -> str:
+    """The first file's message, naming the other files it stands for: by name within a
+    folder, by path (the first few, then a count) across the tree (`folder` None)."""
+    many = len(paths) > 1
+    if folder is None:
+        names = ", ".join(paths[:_NAMED]) + (f" and {len(paths) - _NAMED} more" if len(paths) > _NAMED else "")
+        return f"{message} (the same in {len(paths)} other file{'s' * many} of the tree: {names})"
+    names, where = ", ".join(p.rpartition("/")[2] for p in paths), folder or "the top folder"
     if how == KEPT_MODULE:
-        they = f"are the {len(others)} other modules" if many else "is the 1 other module"
+        they = f"are the {len(paths)} other modules" if many else "is the 1 other module"
         return f"{message} (and so {they} of {where} that import{'' if many else 's'} it: {names})"
-    return f"{message} (the same in {len(others)} other file{'s' * many} of {where}: {names})"
+    return f"{message} (the same in {len(paths)} other file{'s' * many} of {where}: {names})"
 
 
-def _fold_key(finding: Finding, once_per_folder: frozenset[str]) -> tuple | None:
-    """What a finding is folded by within its folder, or None when it is not folded."""
+def _fold_key(finding: Finding, scopes: Mapping[str, str]) -> tuple | None:
+    """What a finding is folded by (its scope first), or None when it is not folded."""
     if finding.subject and finding.subject.startswith(KEPT_MODULE):
         return KEPT_MODULE, finding.rule, finding.subject
-    if finding.rule in once_per_folder and finding.edit is None:
-        return "same", finding.rule, finding.severity, finding.message
+    scope = scopes.get(finding.rule)
+    if scope is not None and finding.edit is None:
+        return scope, finding.rule, finding.severity, finding.message
     return None

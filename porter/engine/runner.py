@@ -324,7 +324,7 @@ def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude
     Files a pipeline handles that are over `max_bytes` are skipped (copied as they are)."""
     results, tree, rules = _tree_results("convert", src, rules, jobs, exclude, cache, files, max_bytes)
     run = RunResult(src, rules.target, rules.version, symlinks=tree.symlinks)
-    run.results = fold_across_files(sorted(results, key=lambda r: r.path), rules.once_per_folder)
+    run.results = fold_across_files(sorted(results, key=lambda r: r.path), rules.fold_scopes)
     return run
 
 
@@ -333,4 +333,4 @@ def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: 
                max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> list[FileCheck]:
     """Check every file under `src` (and its porter_lora/). Reads only SRC; writes only the cache."""
     results, _, rules = _tree_results("check", src, rules, jobs, exclude, cache, files, max_bytes)
-    return fold_across_files(sorted(results, key=lambda r: r.path), rules.once_per_folder)
+    return fold_across_files(sorted(results, key=lambda r: r.path), rules.fold_scopes)

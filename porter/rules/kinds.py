@@ -89,9 +89,10 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
                                                     "note_in_tests": _BOOL,
                                                     "covered_by": _f(str, rule_of_kind="qualified-name")}),
     KindSchema(LIBRARY_IMPORT, {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
-    # `once_per_file`: the rule's findings in one file are one thing to act on (porter/engine/pipeline.py).
+    # `once_per_file`: the rule's findings in one file are one thing to act on (porter/engine/pipeline.py);
+    # `once_per_tree`: the same advice about the environment in many files is one (porter/engine/folding.py).
     KindSchema(REQUIREMENT_STRING, {"on": _f(str, choices=REQUIREMENT_OUTCOMES)},
-               {"url_patterns": _LIST, "once_per_file": _BOOL, "once_per_subject": _BOOL},
+               {"url_patterns": _LIST, "once_per_file": _BOOL, "once_per_subject": _BOOL, "once_per_tree": _BOOL},
                example_file="requirements.txt"),
     KindSchema("device-guard", {"checks": _LIST, "target_check": _STR, "other_devices": _LIST},
                {"cuda_only_modules": _LIST, "cuda_only_strings": _LIST, "target_device": _STR, "kernel_modules": _LIST,

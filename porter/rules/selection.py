@@ -135,10 +135,12 @@ class ActiveRules:
         return frozenset(r.code for r in self.rules if r.params.get("once_per_file"))
 
     @cached_property
-    def once_per_folder(self) -> frozenset[str]:
-        """Codes whose equal findings in the files of one folder are one thing to act on (a
-        rule's `once_per_folder`: the same variable exported by every launch script there)."""
-        return frozenset(r.code for r in self.rules if r.params.get("once_per_folder"))
+    def fold_scopes(self) -> dict[str, str]:
+        """Codes whose equal findings across files are one thing to act on, and how far:
+        "folder" (a rule's `once_per_folder`: the same variable exported by every launch script
+        there) or "tree" (`once_per_tree`: advice about the environment, not the file)."""
+        return {r.code: "tree" if r.params.get("once_per_tree") else "folder"
+                for r in self.rules if r.params.get("once_per_folder") or r.params.get("once_per_tree")}
 
     @cached_property
     def once_per_subject(self) -> frozenset[str]:
