@@ -293,3 +293,18 @@ def test_a_folded_message_names_one_other_file_or_module_in_the_singular():
         "are the 2 other modules of ops that import it: b.py, c.py)")
     assert _folded_message("m", "folder", ["glue/b.sh"], "glue") == "m (the same in 1 other file of glue: b.sh)"
     assert _folded_message("m", "tree", ["x/r.txt"], None) == "m (the same in 1 other file of the tree: x/r.txt)"
+
+
+def test_a_device_string_given_to_lightning_is_left_to_the_lightning_finding():
+    """`L.Fabric(accelerator="cuda")`: Lightning without an MLU accelerator (PRT419) is the
+    one thing to act on; the kept "cuda" in it is not reported a second time (PRT106's
+    covered_by). The literal stays as it is; a "cuda" given to torch is still rewritten."""
+    source = ("import lightning as L\nimport torch\n\n"
+              "fabric = L.Fabric(accelerator=\"cuda\", devices=2)\n"
+              "x = torch.zeros(2, device=\"cuda\")\n")
+    found = _codes("train.py", source)
+    assert [(code, line) for code, line, _ in found if code in ("PRT106", "PRT419")] == [("PRT419", 4), ("PRT106", 5)]
+    from porter.engine.pipeline import convert_file
+
+    ported = convert_file("train.py", source.encode(), "python", DEFAULT).new_bytes.decode()
+    assert 'L.Fabric(accelerator="cuda", devices=2)' in ported and 'device="mlu"' in ported

@@ -84,17 +84,20 @@ def rule_findings(ctx: FileContext, rules: ActiveRules, suppressed: dict[int, fr
 
 
 def _without_covered(ctx: FileContext, findings: list[Finding], covered_by: dict[str, str]) -> list[Finding]:
-    """`findings` less each keyword finding given in a call that its covering rule reports at
-    the call's name: `BitsAndBytesConfig(load_in_4bit=True)` is one thing to drop (PRT402),
-    not two. Before suppressions: a call the user accepted takes its keyword with it."""
+    """`findings` less each report about an argument of a call that its covering rule reports
+    at the call's name: `BitsAndBytesConfig(load_in_4bit=True)` is one thing to drop (PRT402),
+    not two; `L.Fabric(accelerator="cuda")` is one Lightning without an MLU accelerator
+    (PRT419), not a kept device string besides. Edits are never dropped. Before suppressions:
+    a call the user accepted takes its arguments with it."""
     at: dict[tuple[int, int], list[Finding]] = {}
     for f in findings:
-        at.setdefault((f.line, f.col), []).append(f)
+        if f.rule in covered_by and f.edit is None:
+            at.setdefault((f.line, f.col), []).append(f)
     covered: set[int] = set()
-    for keyword in ctx.nodes(ast.keyword):
-        mine = [f for f in at.get(ctx.index.line_col(ctx.span(keyword)[0]), ()) if f.rule in covered_by]
-        call = ctx.parents.get(keyword)
-        if not mine or not isinstance(call, ast.Call):
+    for call in ctx.nodes(ast.Call):
+        parts = [*call.args, *call.keywords, *(kw.value for kw in call.keywords)]
+        mine = [f for part in parts for f in at.get(ctx.index.line_col(ctx.span(part)[0]), ())]
+        if not mine:
             continue
         start, end = (ctx.index.line_col(offset) for offset in ctx.span(call.func))
         reported = {f.rule for f in findings if f.edit is None and start <= (f.line, f.col)

@@ -79,11 +79,12 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST,
                                       "report_in_modules": _LIST, "report_in_comparisons": _BOOL,
                                       "keep_in_decorators_near": _LIST, "flag_in_strategy": _LIST, "strategy_words": _STR,
-                                      "note_in_tests": _BOOL, "device_tables": _DICT}),
+                                      "note_in_tests": _BOOL, "device_tables": _DICT,
+                                      "covered_by": _f(str, rule_of_kind="qualified-name")}),
     # `off_values`: values that switch the variable off (`RWKV_CUDA_ON=0`): set to one, it is not reported.
     # `notes`: name pattern -> why setting it changes nothing that runs on the target (a note, not a finding).
     KindSchema("env-var", {"names": _LIST}, {"replace": _DICT, "off_values": _LIST, "notes": _DICT}),
-    # `covered_by`: a qualified-name rule; the keyword given in a call that rule reports
+    # `covered_by` (here and for string literals): a qualified-name rule; the argument given in a call that rule reports
     # (BitsAndBytesConfig(load_in_4bit=True)) is left to it: one thing to act on, one finding.
     KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL,
                                                     "note_in_tests": _BOOL,

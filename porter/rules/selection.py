@@ -155,8 +155,8 @@ class ActiveRules:
 
     @cached_property
     def covered_by(self) -> dict[str, str]:
-        """Code -> the code of the rule that reports the call its keyword is given in (a
-        keyword-value rule's `covered_by`), where both are active."""
+        """Code -> the code of the rule that reports the call its argument is given in (a
+        keyword-value or string-literal rule's `covered_by`), where both are active."""
         return {r.code: r.params["covered_by"] for r in self.rules
                 if r.params.get("covered_by") in self.codes}
 
