@@ -109,13 +109,23 @@ def _chain(node: ast.AST) -> tuple[ast.Name, list[ast.Attribute]]:
     return node, list(reversed(attrs))
 
 
+def _called_with(ctx: FileContext, node: ast.AST, keywords: dict | None) -> bool:
+    """Whether `node` is called with one of `keywords` (name -> literal values) at a listed
+    value: `L.Fabric(accelerator="cpu")` runs where it always ran."""
+    call = ctx.parents.get(node)
+    if not keywords or not isinstance(call, ast.Call) or call.func is not node:
+        return False
+    return any(kw.arg in keywords and isinstance(kw.value, ast.Constant) and kw.value.value in keywords[kw.arg]
+               for kw in call.keywords)
+
+
 def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rule: Rule) -> Iterable[Finding]:
     if not rule.params.get("replace") and not rule.params.get("add_keywords"):
         # Not uses: a type named in an annotation runs nothing of it; nor does assigning to a
         # function or class (`callables`): `cpp_extension.load_inline = refuse` is a patch (a
         # setting such as `cudnn.deterministic = True` is a use: those rules are not `callables`).
         patched = rule.params.get("callables") and type(getattr(node, "ctx", None)) is ast.Store
-        if not ctx.in_annotation(node) and not patched:
+        if not ctx.in_annotation(node) and not patched and not _called_with(ctx, node, rule.params.get("unless_called_with")):
             yield ctx.finding(rule, node, subject=qual)
         return
     if rule.params.get("report"):
