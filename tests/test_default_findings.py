@@ -279,7 +279,7 @@ def test_environment_advice_in_many_folders_is_one_finding_for_the_tree(tmp_path
              for f in r.findings if f.rule == "PRT418"]
     assert [(path, severity) for path, severity, _ in found] == [("examples/a/requirements.txt", "warning"),
                                                                  ("requirements.txt", "error")]
-    assert found[0][2].endswith("(the same in 6 other files of the tree: examples/b/requirements.txt, "
+    assert found[0][2].endswith("(also in 6 other files of the tree: examples/b/requirements.txt, "
                                 "examples/c/requirements.txt, examples/d/requirements.txt, "
                                 "examples/e/requirements.txt, examples/f/requirements.txt and 1 more)")
 
@@ -292,7 +292,7 @@ def test_a_folded_message_names_one_other_file_or_module_in_the_singular():
     assert _folded_message("m", KEPT_MODULE, ["ops/b.py", "ops/c.py"], "ops").endswith(
         "are the 2 other modules of ops that import it: b.py, c.py)")
     assert _folded_message("m", "folder", ["glue/b.sh"], "glue") == "m (the same in 1 other file of glue: b.sh)"
-    assert _folded_message("m", "tree", ["x/r.txt"], None) == "m (the same in 1 other file of the tree: x/r.txt)"
+    assert _folded_message("m", "tree", ["x/r.txt"], None) == "m (also in 1 other file of the tree: x/r.txt)"
 
 
 def test_a_device_string_given_to_lightning_is_left_to_the_lightning_finding():
@@ -308,3 +308,19 @@ def test_a_device_string_given_to_lightning_is_left_to_the_lightning_finding():
 
     ported = convert_file("train.py", source.encode(), "python", DEFAULT).new_bytes.decode()
     assert 'L.Fabric(accelerator="cuda", devices=2)' in ported and 'device="mlu"' in ported
+
+
+def test_a_framework_without_an_mlu_accelerator_is_one_finding_for_the_tree(tmp_path):
+    """NeMo builds a Lightning Trainer in 154 example scripts: registering an MLU accelerator is
+    one decision (PRT419 once_per_tree), one finding naming the other files, whatever each
+    file's own report says (a Trainer here, a Fabric and a Trainer there)."""
+    from porter.check.run import check_tree
+
+    src = tmp_path / "src"
+    (src / "asr").mkdir(parents=True)
+    (src / "nlp").mkdir()
+    (src / "asr" / "train.py").write_text("import pytorch_lightning as pl\n\ntrainer = pl.Trainer(devices=1)\n")
+    (src / "nlp" / "tune.py").write_text("import lightning as L\n\nfabric = L.Fabric()\ntrainer = L.Trainer()\n")
+    found = [(r.path, f.line, f.message) for r in check_tree(src, "mlu", jobs=1).files for f in r.findings if f.rule == "PRT419"]
+    assert [(path, line) for path, line, _ in found] == [("asr/train.py", 3)]
+    assert found[0][2].endswith("(also in 1 other file of the tree: nlp/tune.py)")

@@ -9,8 +9,9 @@ So is the same report in every script of a folder (28 GLUE launch scripts that e
 CUBLAS_WORKSPACE_CONFIG): for a rule marked `once_per_folder`, findings of one folder with the
 same message and severity are one, naming the other files; the first file keeps each of its
 own lines (nvidia-smi called twice in one script is two places to change). A rule marked
-`once_per_tree` folds the same way across the whole tree: advice about the environment, not
-the file (install torchvision from the CPU index), said once for 58 example requirement files.
+`once_per_tree` is one finding per severity for the whole tree: a decision about the
+environment or the framework, not the file (install torchvision from the CPU index, register
+an MLU accelerator with Lightning), said once for 58 example requirement files or 75 scripts.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def _folded_message(message: str, how: str, paths: list[str], folder: str | None
     many = len(paths) > 1
     if folder is None:
         names = ", ".join(paths[:_NAMED]) + (f" and {len(paths) - _NAMED} more" if len(paths) > _NAMED else "")
-        return f"{message} (the same in {len(paths)} other file{'s' * many} of the tree: {names})"
+        return f"{message} (also in {len(paths)} other file{'s' * many} of the tree: {names})"
     names, where = ", ".join(p.rpartition("/")[2] for p in paths), folder or "the top folder"
     if how == KEPT_MODULE:
         they = f"are the {len(paths)} other modules" if many else "is the 1 other module"
@@ -85,6 +86,8 @@ def _fold_key(finding: Finding, scopes: Mapping[str, str]) -> tuple | None:
     if finding.subject and finding.subject.startswith(KEPT_MODULE):
         return KEPT_MODULE, finding.rule, finding.subject
     scope = scopes.get(finding.rule)
-    if scope is not None and finding.edit is None:
-        return scope, finding.rule, finding.severity, finding.message
-    return None
+    if scope is None or finding.edit is not None:
+        return None
+    # Across a folder only equal reports fold; across the tree the rule's one decision does
+    # (torchvision and torchaudio, Trainer and Fabric: one environment, one framework).
+    return (scope, finding.rule, finding.severity) if scope == TREE else (scope, finding.rule, finding.severity, finding.message)
