@@ -5,7 +5,8 @@ literal's start, which also covers f-strings, `.format` and `+` building (`"cuda
 `f"cuda:{rank}"`, `"cuda:" + str(i)`); `flag` lists literals that are only reported.
 A literal is left alone where it is text or data rather than a device (README: comments,
 docstrings, messages and data are never touched): docstrings and bare string statements, dictionary keys and
-subscripts (`rng_state["cuda"]` is checkpoint data), and arguments of calls named in
+subscripts (`rng_state["cuda"]` is checkpoint data), parameter names (`pytest.mark.parametrize("cuda",
+...)` names the test's `cuda` parameter), and arguments of calls named in
 `keep_in_calls` (kernel registries keyed on the CUDA device type). Triton modules, whose
 "cuda" is a backend name, are kept whole by the `device-guard` kind.
 
@@ -74,7 +75,7 @@ def _kept_context(ctx: FileContext, node: ast.AST, rule: Rule) -> bool:
         return True
     if isinstance(parent, ast.Dict) and any(k is node for k in parent.keys):
         return True
-    if _is_key_lookup(ctx, node, parent):
+    if _is_key_lookup(ctx, node, parent) or _is_parameter_name(ctx, node, parent):
         return True
     keep_calls = rule.params.get("keep_in_calls")
     if keep_calls:
@@ -108,6 +109,17 @@ def _is_key_lookup(ctx: FileContext, node: ast.AST, parent: ast.AST | None) -> b
             return False
         return "device" not in ctx.text[slice(*ctx.span(right))].lower()
     return False
+
+
+def _is_parameter_name(ctx: FileContext, node: ast.AST, parent: ast.AST | None) -> bool:
+    """`@pytest.mark.parametrize("cuda", [True, False])`: the first argument names the test's
+    parameter (`def test_x(cuda)`), an identifier, not a device; its values are devices."""
+    if isinstance(parent, ast.keyword):
+        call, named = ctx.parents.get(parent), parent.arg == "argnames"
+    else:
+        call, named = parent, isinstance(parent, ast.Call) and bool(parent.args) and parent.args[0] is node
+    func = call.func if isinstance(call, ast.Call) else None
+    return named and isinstance(func, ast.Attribute) and func.attr == "parametrize"
 
 
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
