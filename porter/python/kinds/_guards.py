@@ -139,18 +139,33 @@ def top_level_import(ctx: FileContext, modules: list[str], optional_in_try: bool
             if not (optional_in_try and _carries_on_without(stmt)):
                 stack[:0] = stmt.body
             continue
-        names = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module or ""] if isinstance(stmt, ast.ImportFrom) and not stmt.level else []
+        if isinstance(stmt, ast.Import):
+            names = [a.name for a in stmt.names]
+        elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+            # `from numba import cuda` imports numba.cuda, which a dotted entry names.
+            names = [stmt.module, *(f"{stmt.module}.{a.name}" for a in stmt.names)]
+        else:
+            names = []
         for name in names:
-            top = name.split(".", 1)[0]
-            if top in modules:
-                return stmt, top
+            module = _listed(name, modules)
+            if module is not None:
+                return stmt, module
     for fn in ctx.nodes(ast.FunctionDef):
         for deco in fn.decorator_list:
             target = deco.func if isinstance(deco, ast.Call) else deco
             qual = ctx.imports.resolve(target) or ""
-            top, _, last = qual.partition(".")
-            if top in modules and qual.rsplit(".", 1)[-1] in _KERNEL_DECORATORS:
-                return deco, top
+            module = _listed(qual.rpartition(".")[0], modules)
+            if module is not None and qual.rsplit(".", 1)[-1] in _KERNEL_DECORATORS:
+                return deco, module
+    return None
+
+
+def _listed(name: str, modules: list[str]) -> str | None:
+    """The entry of `modules` that `name` is or lies under (`triton.language` under triton,
+    `numba.cuda` itself; `numba` alone is not under `numba.cuda`)."""
+    for module in modules:
+        if name == module or name.startswith(module + "."):
+            return module
     return None
 
 
