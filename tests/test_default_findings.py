@@ -266,8 +266,8 @@ def test_an_info_rule_nobody_would_see_does_not_run():
 def test_environment_advice_in_many_folders_is_one_finding_for_the_tree(tmp_path):
     """torchvision in the requirements of every example folder (diffusers: 55 of them): where
     to install it from is one decision for the environment (PRT418 once_per_tree), said once,
-    naming the first five other files and counting the rest; a line that pins a CUDA build
-    says something else (an error) and keeps its own finding."""
+    naming the first five other files and counting the rest; a line that pins a CUDA build is
+    an error, a line to change where it is: each keeps its own finding."""
     from porter.check.run import check_tree
 
     src = tmp_path / "src"
@@ -275,11 +275,14 @@ def test_environment_advice_in_many_folders_is_one_finding_for_the_tree(tmp_path
         (src / "examples" / name).mkdir(parents=True)
         (src / "examples" / name / "requirements.txt").write_text("accelerate\ntorchvision\n")
     (src / "requirements.txt").write_text("torchvision==0.16.0+cu121\n")
+    (src / "docker").mkdir()
+    (src / "docker" / "requirements.txt").write_text("torchvision==0.16.0+cu121\n")
     found = [(r.path, f.severity, f.message) for r in check_tree(src, "mlu", jobs=1).files
              for f in r.findings if f.rule == "PRT418"]
-    assert [(path, severity) for path, severity, _ in found] == [("examples/a/requirements.txt", "warning"),
+    assert [(path, severity) for path, severity, _ in found] == [("docker/requirements.txt", "error"),
+                                                                 ("examples/a/requirements.txt", "warning"),
                                                                  ("requirements.txt", "error")]
-    assert found[0][2].endswith("(also in 6 other files of the tree: examples/b/requirements.txt, "
+    assert found[1][2].endswith("(also in 6 other files of the tree: examples/b/requirements.txt, "
                                 "examples/c/requirements.txt, examples/d/requirements.txt, "
                                 "examples/e/requirements.txt, examples/f/requirements.txt and 1 more)")
 

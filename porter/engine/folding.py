@@ -9,7 +9,8 @@ So is the same report in every script of a folder (28 GLUE launch scripts that e
 CUBLAS_WORKSPACE_CONFIG): for a rule marked `once_per_folder`, findings of one folder with the
 same message and severity are one, naming the other files; the first file keeps each of its
 own lines (nvidia-smi called twice in one script is two places to change). A rule marked
-`once_per_tree` is one finding per severity for the whole tree: a decision about the
+`once_per_tree` is one finding per severity for the whole tree (errors excepted: each is a
+line to change where it is): a decision about the
 environment or the framework, not the file (install torchvision from the CPU index, register
 an MLU accelerator with Lightning), said once for 58 example requirement files or 75 scripts.
 """
@@ -86,8 +87,8 @@ def _fold_key(finding: Finding, scopes: Mapping[str, str]) -> tuple | None:
     if finding.subject and finding.subject.startswith(KEPT_MODULE):
         return KEPT_MODULE, finding.rule, finding.subject
     scope = scopes.get(finding.rule)
-    if scope is None or finding.edit is not None:
-        return None
+    if scope is None or finding.edit is not None or (scope == TREE and finding.severity == "error"):
+        return None  # an error across the tree is a line to change in each file (a pinned CUDA build)
     # Across a folder only equal reports fold; across the tree the rule's one decision does
     # (torchvision and torchaudio, Trainer and Fabric: one environment, one framework).
     return (scope, finding.rule, finding.severity) if scope == TREE else (scope, finding.rule, finding.severity, finding.message)
