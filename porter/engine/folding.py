@@ -9,10 +9,10 @@ So is the same report in every script of a folder (28 GLUE launch scripts that e
 CUBLAS_WORKSPACE_CONFIG): for a rule marked `once_per_folder`, findings of one folder with the
 same message and severity are one, naming the other files; the first file keeps each of its
 own lines (nvidia-smi called twice in one script is two places to change). A rule marked
-`once_per_tree` is one finding per severity for the whole tree (errors excepted: each is a
-line to change where it is): a decision about the
-environment or the framework, not the file (install torchvision from the CPU index, register
-an MLU accelerator with Lightning), said once for 58 example requirement files or 75 scripts.
+`once_per_tree` is one finding per severity for the whole tree, a decision about the
+environment or the framework rather than the file (install torchvision from the CPU index,
+register an MLU accelerator with Lightning), said once for 58 requirement files or 154
+scripts; errors excepted: each is a line to change where it is.
 """
 
 from __future__ import annotations
@@ -23,17 +23,18 @@ from dataclasses import replace
 from typing import TypeVar
 
 from porter.core.model import KEPT_MODULE, FileCheck, FileResult, Finding
+from porter.rules.selection import FOLD_TREE
 
 R = TypeVar("R", FileResult, FileCheck)
 
-FOLDER, TREE = "folder", "tree"  # how far a rule's equal findings fold (Selection.fold_scopes)
 _NAMED = 5  # a tree-wide fold names this many other files, then counts the rest
 
 
 def fold_across_files(results: list[R], scopes: Mapping[str, str] | None = None) -> list[R]:
     """`results` (in path order) with the kept-module findings of each folder folded into
-    its first module's, and the equal findings of the codes in `scopes` (code -> FOLDER or
-    TREE) into the first file's of their folder or tree; a file's other findings are untouched."""
+    its first module's, and the equal findings of the codes in `scopes` (code -> "folder" or
+    "tree", Selection.fold_scopes) into the first file's of their folder or tree; a file's
+    other findings are untouched."""
     scopes = scopes or {}
     groups: dict[Hashable, list[tuple[int, int]]] = defaultdict(list)
     for i, result in enumerate(results):
@@ -41,7 +42,7 @@ def fold_across_files(results: list[R], scopes: Mapping[str, str] | None = None)
         for j, finding in enumerate(result.findings):
             key = _fold_key(finding, scopes)
             if key is not None:
-                groups[(None if key[0] == TREE else folder, *key)].append((i, j))
+                groups[(None if key[0] == FOLD_TREE else folder, *key)].append((i, j))
     dropped: dict[int, set[int]] = defaultdict(set)
     out = list(results)
     for (folder, how, *_), places in groups.items():
@@ -87,8 +88,10 @@ def _fold_key(finding: Finding, scopes: Mapping[str, str]) -> tuple | None:
     if finding.subject and finding.subject.startswith(KEPT_MODULE):
         return KEPT_MODULE, finding.rule, finding.subject
     scope = scopes.get(finding.rule)
-    if scope is None or finding.edit is not None or (scope == TREE and finding.severity == "error"):
-        return None  # an error across the tree is a line to change in each file (a pinned CUDA build)
-    # Across a folder only equal reports fold; across the tree the rule's one decision does
-    # (torchvision and torchaudio, Trainer and Fabric: one environment, one framework).
-    return (scope, finding.rule, finding.severity) if scope == TREE else (scope, finding.rule, finding.severity, finding.message)
+    if scope is None or finding.edit is not None:
+        return None
+    if scope == FOLD_TREE:
+        # The rule's one decision for the tree (torchvision and torchaudio, Trainer and Fabric),
+        # but an error is a line to change in each file (a pinned CUDA build): never folded.
+        return None if finding.severity == "error" else (scope, finding.rule, finding.severity)
+    return scope, finding.rule, finding.severity, finding.message  # a folder: equal reports only

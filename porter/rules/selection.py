@@ -14,6 +14,10 @@ from porter.rules.kinds import KINDS
 from porter.rules.model import Rule, RuleSet
 
 
+
+# How far a rule's reports fold across files (porter/engine/folding.py): within a folder, or the tree.
+FOLD_FOLDER, FOLD_TREE = "folder", "tree"
+
 @dataclass(frozen=True)
 class Selection:
     """What the user chose: a torch_mlu line and code prefixes to keep or drop."""
@@ -139,7 +143,7 @@ class ActiveRules:
         """Codes whose equal findings across files are one thing to act on, and how far:
         "folder" (a rule's `once_per_folder`: the same variable exported by every launch script
         there) or "tree" (`once_per_tree`: advice about the environment, not the file)."""
-        return {r.code: "tree" if r.params.get("once_per_tree") else "folder"
+        return {r.code: FOLD_TREE if r.params.get("once_per_tree") else FOLD_FOLDER
                 for r in self.rules if r.params.get("once_per_folder") or r.params.get("once_per_tree")}
 
     @cached_property
