@@ -13,10 +13,9 @@ from functools import cached_property
 from porter.rules.kinds import KINDS
 from porter.rules.model import Rule, RuleSet
 
-
-
 # How far a rule's reports fold across files (porter/engine/folding.py): within a folder, or the tree.
 FOLD_FOLDER, FOLD_TREE = "folder", "tree"
+
 
 @dataclass(frozen=True)
 class Selection:
