@@ -51,7 +51,7 @@ def ratios(trees: list[Tree], results: list[dict], over: str = "vs") -> list[dic
     same round."""
     out = []
     for tree in trees:
-        runs = {r["command"]: r["runs"] for r in results if r["tree"] == tree.name and r["runs"]}
+        runs = _runs_by_command(tree, results)
         for name, mine in runs.items():
             other = _denominator(name, over)
             if other not in runs:
@@ -60,7 +60,7 @@ def ratios(trees: list[Tree], results: list[dict], over: str = "vs") -> list[dic
             target = TARGETS.get(name) if over == "vs" else None
             # On a machine whose speed drifts (a shared VM), a pair ran moments apart, so the
             # drift cancels.
-            paired = sorted(a["wall_s"] / b["wall_s"] for a, b in zip(mine, runs[other]))
+            paired = _paired(mine, runs[other])
             out.append({"tree": tree.name, "command": name, "ratio": ratio, "target": target,
                         "met": None if target is None else ratio <= target,
                         "paired_median": statistics.median(paired), "paired_min": paired[0], "paired_max": paired[-1]})
@@ -74,11 +74,11 @@ def above_copy_floor(trees: list[Tree], results: list[dict]) -> list[dict]:
     over the peer below the copy's ratio cannot be met on that machine that day."""
     out = []
     for tree in trees:
-        runs = {r["command"]: r["runs"] for r in results if r["tree"] == tree.name and r["runs"]}
+        runs = _runs_by_command(tree, results)
         if COPY_FLOOR not in runs:
             continue
         floor = runs[COPY_FLOOR]
-        floor_ratio = statistics.median(a["wall_s"] / b["wall_s"] for a, b in zip(floor, runs["vs"])) if "vs" in runs else None
+        floor_ratio = statistics.median(_paired(floor, runs["vs"])) if "vs" in runs else None
         for name, mine in runs.items():
             if name.startswith("porter convert"):
                 extra = statistics.median(a["wall_s"] - b["wall_s"] for a, b in zip(mine, floor))
@@ -86,6 +86,15 @@ def above_copy_floor(trees: list[Tree], results: list[dict]) -> list[dict]:
                 out.append({"tree": tree.name, "command": name, "above_floor_s": extra, "floor_ratio": floor_ratio,
                             "target_below_floor": None if target is None or floor_ratio is None else target < floor_ratio})
     return out
+
+
+def _runs_by_command(tree: Tree, results: list[dict]) -> dict[str, list[dict]]:
+    return {r["command"]: r["runs"] for r in results if r["tree"] == tree.name and r["runs"]}
+
+
+def _paired(mine: list[dict], other: list[dict]) -> list[float]:
+    """Each round's run over the other command's run of the same round, sorted."""
+    return sorted(a["wall_s"] / b["wall_s"] for a, b in zip(mine, other))
 
 
 def _denominator(name: str, over: str) -> str | None:

@@ -114,12 +114,10 @@ def _is_key_lookup(ctx: FileContext, node: ast.AST, parent: ast.AST | None) -> b
 def _is_parameter_name(ctx: FileContext, node: ast.AST, parent: ast.AST | None) -> bool:
     """`@pytest.mark.parametrize("cuda", [True, False])`: the first argument names the test's
     parameter (`def test_x(cuda)`), an identifier, not a device; its values are devices."""
-    if isinstance(parent, ast.keyword):
-        call, named = ctx.parents.get(parent), parent.arg == "argnames"
-    else:
-        call, named = parent, isinstance(parent, ast.Call) and bool(parent.args) and parent.args[0] is node
-    func = call.func if isinstance(call, ast.Call) else None
-    return named and isinstance(func, ast.Attribute) and func.attr == "parametrize"
+    call = _call_of(ctx, node)
+    if call is None or not (isinstance(call.func, ast.Attribute) and call.func.attr == "parametrize"):
+        return False
+    return (bool(call.args) and call.args[0] is node) or (isinstance(parent, ast.keyword) and parent.arg == "argnames")
 
 
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
