@@ -88,8 +88,11 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("env-var", {"names": _LIST}, {"replace": _DICT, "off_values": _LIST, "notes": _DICT}),
     # `covered_by` (here and for string literals): a qualified-name rule; the argument given in a call that rule reports
     # (BitsAndBytesConfig(load_in_4bit=True)) is left to it: one thing to act on, one finding.
+    # `also_keywords`: other names of the same setting; `unless_values`: literals with which it asks for nothing;
+    # `when_importing`: only in modules that import one of these packages (porter/python/kinds/keyword_value.py).
     KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL,
-                                                    "note_in_tests": _BOOL,
+                                                    "note_in_tests": _BOOL, "also_keywords": _LIST, "unless_values": _LIST,
+                                                    "when_importing": _LIST, "once_per_file": _BOOL,
                                                     "covered_by": _f(str, rule_of_kind="qualified-name")}),
     KindSchema(LIBRARY_IMPORT, {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
     # `once_per_file`: the rule's findings in one file are one thing to act on (porter/engine/pipeline.py);

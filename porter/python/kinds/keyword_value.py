@@ -10,6 +10,12 @@ With `calls`, a call keyword counts only in calls of those names (the last compo
 keyword given to a project's own helper is its business. With `report_unknown`, a value
 porter cannot read (`load_in_8bit=load_8bit`, a parameter) is reported too: if it is true
 at run time, the same applies.
+
+`also_keywords` are other names of the same setting (Ray's `num_gpus=1` and a resource
+dictionary's `{"GPU": 1}`); `unless_values` are literal values with which the setting asks for
+nothing (`num_gpus=0`); with `when_importing`, the rule reads only modules that import one of
+those packages: `{"GPU": 1}` is a Ray resource request in a module that imports ray, and a
+dictionary of the project's own anywhere else.
 """
 
 from __future__ import annotations
@@ -23,17 +29,25 @@ from porter.rules import Rule
 
 
 
+def _keywords(rule: Rule) -> list[str]:
+    return [rule.params["keyword"], *rule.params.get("also_keywords", ())]
+
+
 def screen_words(rules: list[Rule]) -> set[str]:
-    return {r.params["keyword"] for r in rules}
+    return {k for r in rules for k in _keywords(r)}
 
 
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     by_keyword: dict[str, list[Rule]] = {}
     for rule in rules:
-        by_keyword.setdefault(rule.params["keyword"], []).append(rule)
+        if _imports_any(ctx, rule.params.get("when_importing")):
+            for keyword in _keywords(rule):
+                by_keyword.setdefault(keyword, []).append(rule)
     for where, name, value in _settings(ctx):
         for rule in by_keyword.get(name, ()):
             if not _in_wanted_call(ctx, where, rule.params.get("calls")):
+                continue
+            if _is_one_of(value, rule.params.get("unless_values")):
                 continue
             values = rule.params.get("values")
             unknown = not isinstance(value, ast.Constant)
@@ -50,6 +64,21 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 yield ctx.finding(rule, node, subject=shown)
             else:
                 yield ctx.finding(rule, value, f"{shown} -> {name}={new}", replacement=new, subject=shown)
+
+
+def _imports_any(ctx: FileContext, packages: list[str] | None) -> bool:
+    """Whether the module imports one of `packages` (anywhere in it); always without them."""
+    if not packages:
+        return True
+    return any(qual.split(".", 1)[0] in packages for qual in ctx.imports.bindings.values())
+
+
+def _is_one_of(value: ast.AST, literals: list | None) -> bool:
+    """Whether `value` is a literal equal to one of `literals` (a bool only to a bool: 0 is not
+    False here, as in `values`; 0.0 is 0)."""
+    if not literals or not isinstance(value, ast.Constant):
+        return False
+    return any(value.value == v and isinstance(value.value, bool) == isinstance(v, bool) for v in literals)
 
 
 def _in_wanted_call(ctx: FileContext, where: ast.AST, calls: list[str] | None) -> bool:
