@@ -8,6 +8,7 @@ parse their `!` lines on their own and map them back themselves.
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 from collections.abc import Iterator
 
 from tree_sitter import Node
@@ -28,6 +29,9 @@ from porter.rules import ActiveRules, Rule
 TRAINERS = frozenset({"python", "torchrun", "deepspeed", "accelerate launch", "llamafactory-cli", "lmf",
                       "trl", "axolotl", "litgpt"})
 _DOTLIST = frozenset({"llamafactory-cli", "lmf"})  # also take `key=value` words (OmegaConf)
+# Commands that start another command on every rank or host (`mpirun -n 128 ... python train.py --flag`):
+# the training command's flags are read from where it starts.
+_PROCESS_LAUNCHERS = frozenset({"mpirun", "mpiexec", "srun"})
 _SETTING = ("variable_assignment", "declaration_command", "unset_command")
 
 
@@ -164,10 +168,10 @@ def _typed(text: str) -> object:
 def training_flag_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterator[Finding]:
     """Training-config rules (`config-key` with cli = true) applied to `--key value` flags."""
     for command in script.nodes("command"):
-        words = command_words(command)
-        names = identities(words)
-        if not names & TRAINERS:
+        words = _training_command(command_words(command))
+        if words is None:
             continue
+        names = identities(words)
         pairs = []
         for i, word in enumerate(words[1:], 1):
             if word.value is None:
@@ -192,6 +196,19 @@ def training_flag_findings(file: TextFile, script: Script, rules: list[Rule]) ->
         for hit in match_pairs(pairs, "training", rules):
             yield file.finding(hit.rule, (hit.value.start, hit.value.end), hit_message(hit),
                                replacement=hit.replacement, subject=hit.key)
+
+
+def _training_command(words: list[Word]) -> list[Word] | None:
+    """The words of a training command (from its program on), also one that a process
+    launcher starts (`mpirun ... -x NCCL_IB_DISABLE=1 python train.py ...`); None for others."""
+    if identities(words) & TRAINERS:
+        return words
+    if not words or words[0].value is None or posixpath.basename(words[0].value) not in _PROCESS_LAUNCHERS:
+        return None
+    for i in range(1, len(words)):
+        if words[i].value is not None and not words[i].value.startswith("-") and identities(words[i:]) & TRAINERS:
+            return words[i:]
+    return None
 
 
 def setup_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterator[Finding]:

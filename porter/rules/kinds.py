@@ -73,10 +73,11 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     # `note_in_tests`: a finding inside a `test_*` function is a note (porter/python/analyze.py).
     # `callables`: the matched names are functions or classes; assigning to one is a patch, not a use.
     # `unless_called_with`: keyword -> literal values with which a call of a reported name is fine.
+    # `note_when_switched_by`: setting names (globs); a use under `if args.<name>:` is a note (the switch is the finding).
     KindSchema("qualified-name", {"match": _LIST}, {"replace": _DICT, "add_keywords": _DICT, "exact": _BOOL, "report": _BOOL,
                                                     "unless_pinned": _STR, "once_per_file": _BOOL, "note_in_tests": _BOOL,
                                                     "callables": _BOOL, "once_per_folder": _BOOL, "once_per_tree": _BOOL,
-                                                    "unless_called_with": _DICT}),
+                                                    "unless_called_with": _DICT, "note_when_switched_by": _LIST}),
     KindSchema("method", {"attribute": _STR}, {"replace": _STR, "called": _BOOL}),
     KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST,
                                       "report_in_modules": _LIST, "report_in_comparisons": _BOOL,

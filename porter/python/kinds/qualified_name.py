@@ -9,11 +9,15 @@ working (`from torch import cuda` -> `from torch import mlu as cuda`). With
 (`@custom_fwd` -> `@custom_fwd(device_type="mlu")`). Without `replace` it only reports: at
 each use (not in a type annotation), and at an import only where the file shows no use of the
 name: as a finding where the module hands the name on (`__init__.py`, `__all__`), else as a note.
+With `note_when_switched_by` (setting names, globs), a reported use under a test of such a
+setting read as it is (`if args.deepspeed_transformer_kernel:`) is a note: the module runs
+while the switch is off, and what turns it on (a launch script's flag) is the finding.
 """
 
 from __future__ import annotations
 
 import ast
+import fnmatch
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -119,6 +123,25 @@ def _called_with(ctx: FileContext, node: ast.AST, keywords: dict | None) -> bool
                for kw in call.keywords)
 
 
+def _switched_by(ctx: FileContext, node: ast.AST, patterns: list[str] | None) -> str | None:
+    """The setting whose test `node` sits under (`if args.deepspeed_transformer_kernel:`, or the
+    true branch of `x if args.random_ltd else y`) when its name matches one of `patterns`."""
+    if not patterns:
+        return None
+    child, parent = node, ctx.parents.get(node)
+    while parent is not None:
+        test = None
+        if isinstance(parent, ast.If) and any(child is s for s in parent.body):
+            test = parent.test
+        elif isinstance(parent, ast.IfExp) and child is parent.body:
+            test = parent.test
+        name = test.attr if isinstance(test, ast.Attribute) else test.id if isinstance(test, ast.Name) else None
+        if name is not None and any(fnmatch.fnmatchcase(name, p) for p in patterns):
+            return ast.unparse(test)
+        child, parent = parent, ctx.parents.get(parent)
+    return None
+
+
 def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rule: Rule) -> Iterable[Finding]:
     if not rule.params.get("replace") and not rule.params.get("add_keywords"):
         # Not uses: a type named in an annotation runs nothing of it; nor does assigning to a
@@ -126,7 +149,12 @@ def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rul
         # setting such as `cudnn.deterministic = True` is a use: those rules are not `callables`).
         patched = rule.params.get("callables") and type(getattr(node, "ctx", None)) is ast.Store
         if not ctx.in_annotation(node) and not patched and not _called_with(ctx, node, rule.params.get("unless_called_with")):
-            yield ctx.finding(rule, node, subject=qual)
+            switch = _switched_by(ctx, node, rule.params.get("note_when_switched_by"))
+            if switch is None:
+                yield ctx.finding(rule, node, subject=qual)
+            else:
+                yield ctx.finding(rule, node, f"{rule.message or rule.summary} (only when `{switch}` is on: "
+                                              f"leave it off on {ctx.target.upper()})", subject=qual, severity="info")
         return
     if rule.params.get("report"):
         yield ctx.finding(rule, node, subject=qual, message=rule.message or rule.summary)
