@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
@@ -26,7 +26,11 @@ from porter.tables.plain_requirement import canonical_name as canonicalize_name
 Action = Literal["keep", "replace", "drop", "flag"]
 ACTIONS: tuple[Action, ...] = PACKAGE_ACTIONS  # type: ignore[assignment]
 _REQUIRED = {"action", "import_names", "reason", "source", "severity"}
-_OPTIONAL = {"replacement", "suggestion", "name_patterns", "strip_local_version", "imports_run", "vendor_build"}
+_OPTIONAL = {"replacement", "suggestion", "name_patterns", "strip_local_version", "imports_run", "vendor_build",
+             "releases", "releases_by_line", "releases_why", "releases_source", "lines"}
+# What a `lines."<line>"` table may change of an entry on one target line (deepspeed: renamed
+# to Cambricon's deepspeed-mlu on the torch 2.1 line, upstream's own MLU accelerator on 2.4).
+_LINE_FIELDS = {"action", "replacement", "reason", "suggestion", "source", "severity"}
 _TOP_LEVEL = {"schema", "target", "packages"}
 
 
@@ -50,6 +54,27 @@ class PackageEntry:
     # Kept, but only the target's own build of it works (torchvision, torchaudio: compiled
     # against one torch): a requirement gets the `vendor-build` rule's finding.
     vendor_build: bool = False
+    # The releases that work on the target (a PEP 440 specifier), per target line: a pin that
+    # excludes them all, or a range that admits others, is a finding (the `releases` outcome).
+    releases_by_line: tuple[tuple[str, str], ...] = ()  # (line, specifier): tuples keep the entry hashable
+    releases_any_line: str | None = None
+    releases_why: str | None = None
+    releases_source: str | None = None
+    # Per-line changes of the action fields ({line: {field: value}}), applied by PackageTable.for_line.
+    lines: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+
+    def releases(self, line: str | None) -> str | None:
+        """The specifier of releases that work on `line` (None: no bound is known)."""
+        return dict(self.releases_by_line).get(line or "", self.releases_any_line)
+
+    def on_line(self, line: str | None) -> PackageEntry:
+        """The entry as it reads on one target line (its `lines` table applied)."""
+        changes = dict(dict(self.lines).get(line or "", ()))
+        if not changes:
+            return self
+        if changes.get("action", self.action) != "replace":
+            changes["replacement"] = None  # kept or dropped there: nothing to rename to
+        return replace(self, **changes)
 
 
 # eq=False: identity equality and hashing, since the mappings inside are not hashable.
@@ -77,6 +102,14 @@ class PackageTable:
         """Entry for the distribution that provides the top-level module of `module`."""
         return self.imports.get(module.split(".", 1)[0])
 
+    def for_line(self, line: str | None) -> PackageTable:
+        """The table as it reads on one target line (each entry's `lines` table applied);
+        `entry.releases(line)` still needs the line, which the caller keeps."""
+        if not any(line in dict(entry.lines) for entry in self.entries.values()):
+            return self
+        entries = {name: entry.on_line(line) for name, entry in self.entries.items()}
+        imports = {module: entries[entry.name] for module, entry in self.imports.items()}
+        return PackageTable(self.target, self.path, MappingProxyType(entries), MappingProxyType(imports))
 
 
 
@@ -106,6 +139,8 @@ def _entry(path: Path, name: str, raw: object) -> PackageEntry:
         value = raw.get(field, [])
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise _fail(path, f"{key}.{field}", "must be a list of names")
+    releases_by_line = _releases(path, key, raw)
+    lines = _lines(path, key, raw)
     return PackageEntry(
         name=name,
         action=raw["action"],
@@ -119,7 +154,56 @@ def _entry(path: Path, name: str, raw: object) -> PackageEntry:
         imports_run=bool(raw.get("imports_run", False)),
         strip_local_version=bool(raw.get("strip_local_version", False)),
         vendor_build=bool(raw.get("vendor_build", False)),
+        releases_by_line=tuple(releases_by_line.items()),
+        releases_any_line=raw.get("releases"),
+        releases_why=raw.get("releases_why"),
+        releases_source=raw.get("releases_source"),
+        lines=tuple((line, tuple(changes.items())) for line, changes in lines.items()),
     )
+
+
+def _releases(path: Path, key: str, raw: dict) -> dict[str, str]:
+    """The checked `releases_by_line`; `releases` checked too. Both are PEP 440 specifiers,
+    and either needs `releases_why` and `releases_source` (every bound says where it is from)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    by_line = raw.get("releases_by_line", {})
+    if not isinstance(by_line, dict):
+        raise _fail(path, f"{key}.releases_by_line", "must be a table of line = specifier")
+    specifiers = {f"{key}.releases_by_line.{line}": spec for line, spec in by_line.items()}
+    if "releases" in raw:
+        specifiers[f"{key}.releases"] = raw["releases"]
+    for where, spec in specifiers.items():
+        try:
+            if not isinstance(spec, str) or not str(SpecifierSet(spec)):
+                raise InvalidSpecifier(spec)
+        except InvalidSpecifier:
+            raise _fail(path, where, f"{spec!r} is not a PEP 440 version specifier") from None
+    if specifiers:
+        for field in ("releases_why", "releases_source"):
+            if not isinstance(raw.get(field), str) or not raw[field].strip():
+                raise _fail(path, f"{key}.{field}", "required with releases or releases_by_line")
+    return dict(by_line)
+
+
+def _lines(path: Path, key: str, raw: dict) -> dict[str, dict[str, str]]:
+    lines = raw.get("lines", {})
+    if not isinstance(lines, dict) or not all(isinstance(v, dict) for v in lines.values()):
+        raise _fail(path, f"{key}.lines", "must be a table of line = {field = value}")
+    for line, changes in lines.items():
+        unknown = sorted(set(changes) - _LINE_FIELDS)
+        if unknown:
+            raise _fail(path, f"{key}.lines.{line}.{unknown[0]}", f"not a per-line field ({', '.join(sorted(_LINE_FIELDS))})")
+        merged = {**raw, **changes}
+        if merged["action"] not in ACTIONS:
+            raise _fail(path, f"{key}.lines.{line}.action", f"{merged['action']!r} is not one of {', '.join(ACTIONS)}")
+        if merged["severity"] not in SEVERITIES:
+            raise _fail(path, f"{key}.lines.{line}.severity", f"{merged['severity']!r} is not one of {', '.join(SEVERITIES)}")
+        if merged["action"] != "replace" and "replacement" in changes:
+            raise _fail(path, f"{key}.lines.{line}.replacement", "only with action 'replace'")
+        if merged["action"] == "replace" and not merged.get("replacement"):
+            raise _fail(path, f"{key}.lines.{line}.replacement", "required when action is 'replace'")
+    return lines
 
 
 def parse_package_table(path: Path, target: str) -> PackageTable:

@@ -39,7 +39,8 @@ def screen_imports(rules: list[Rule]) -> set[str]:
     words: set[str] = set()
     for rule in rules:
         table = load_package_table(rule.target)
-        words |= {name.split(".", 1)[0] for entry in table.entries.values()
+        entries = [entry.on_line(line) for entry in table.entries.values() for line in ("", *dict(entry.lines))]
+        words |= {name.split(".", 1)[0] for entry in entries
                   if entry.action in rule.params["actions"] for name in entry.import_names}
     return words
 
@@ -49,7 +50,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     first optional one): ten imports of triton in one kernel file are one thing to act on
     (the count is in the message)."""
     for rule in rules:
-        table = load_package_table(rule.target)
+        table = load_package_table(rule.target).for_line(ctx.version)
         first: dict[str, tuple[ast.AST, str, str, str | None]] = {}
         required: dict[str, tuple[ast.AST, str]] = {}
         count: dict[str, int] = {}
