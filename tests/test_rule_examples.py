@@ -47,9 +47,11 @@ def _in_a_tree(tmp_path, name: str, data: bytes, active: ActiveRules):
 def test_example(target, rule, example, tmp_path):
     name = example.file or KINDS[rule.kind].example_file
     assert name, f"{rule.code}: a {rule.kind} example names its file (a path in a tree)"
-    if rule.kind == "op-table" and not table_can_report(target, rule, VERSIONS[target]):
+    # A rule of some lines only (PRT411: deepspeed-mlu on the torch 2.1 line) runs on its newest.
+    version = rule.versions[-1] if rule.versions else VERSIONS[target]
+    if rule.kind == "op-table" and not table_can_report(target, rule, version):
         pytest.skip(f"{target}'s API table has no entry {rule.code} reports (its example waits for one)")
-    active = ActiveRules(load_rules(target), Selection(VERSIONS[target], (rule.code, *example.also)))
+    active = ActiveRules(load_rules(target), Selection(version, (rule.code, *example.also)))
     data = _text(example.setup, example.before)
     run = (lambda n, d, a: _in_a_tree(tmp_path, n, d, a)) if rule.kind == "vendor-path" else convert_bytes
     _, result = run(name, data, active)

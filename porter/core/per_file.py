@@ -45,6 +45,19 @@ def _also_in_this_file(first: Finding, rest: list[Finding]) -> str:
     return f"{message} Also in this file: {places}."
 
 
+def once_per_line(findings: list[Finding], codes: frozenset[str]) -> list[Finding]:
+    """`findings` with those of `codes` on one line merged into one per code and severity: one
+    `pip install torch==2.8.0 torchvision==0.23.0 torchaudio==2.8.0` is one decision (the
+    target line's torch family), not three."""
+    return merged_repeats(findings, lambda f: (f.rule, f.severity, f.line) if f.rule in codes else None, _also_on_this_line)
+
+
+def _also_on_this_line(first: Finding, rest: list[Finding]) -> str:
+    others = "; ".join(f"{f.subject or f.rule}: {f.suggestion or f.message}" for f in rest)
+    message = first.message if first.message.endswith(".") else f"{first.message}."
+    return f"{message} Also on this line: {others}"
+
+
 def once_per_subject(findings: list[Finding], codes: frozenset[str] | None = None) -> list[Finding]:
     """`findings` with the reports of one rule about one subject (a variable's name) merged
     into the first, with the count; only those of `codes`, or of every rule when None."""

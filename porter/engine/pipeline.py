@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from porter.core.edits import Found, fix
 from porter.core.model import REWRITE_PREFIX, FileCheck, FileResult, Finding, Skipped
-from porter.core.per_file import once_per_file, once_per_subject
+from porter.core.per_file import once_per_file, once_per_line, once_per_subject
 from porter.core.suppress import has_markers, problems as suppression_problems
 from porter.engine.registry import file_type, type_for
 from porter.engine.sources import HEAD
@@ -34,6 +34,8 @@ def find(rel: str, data: bytes, kind: str, rules: ActiveRules) -> Found | Skippe
     if isinstance(found, Found):
         if rules.once_per_subject:  # repeats of one name first, then a rule's names per file
             found.findings = once_per_subject(found.findings, rules.once_per_subject)
+        if rules.once_per_line:
+            found.findings = once_per_line(found.findings, rules.once_per_line)
         if rules.once_per_file:
             found.findings = once_per_file(found.findings, rules.once_per_file)
     if found is None and kind not in _NO_COMMENTS and rules.of_kind(SUPPRESSION_KIND) and b"porter" in data.lower():

@@ -226,7 +226,7 @@ def setup_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterato
 def pip_install_findings(file: TextFile, script: Script, rules: ActiveRules) -> Iterator[Finding]:
     """What `pip install` and `conda install` lines install, reviewed like a requirements file
     or a conda environment (reported: a command line is not a place porter edits packages in)."""
-    policy = RequirementPolicy.build(rules.rules)
+    policy = RequirementPolicy.build(rules.rules, rules.version)
     if policy is None:
         return
     for command in script.nodes("command"):

@@ -37,7 +37,7 @@ _CUDA_TORCH = frozenset({"pytorch-cuda", "pytorch-gpu"})
 
 def find_conda(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
     """Findings (with edits) for one conda environment file (never raises for bad input)."""
-    policy = RequirementPolicy.build(rules.rules)
+    policy = RequirementPolicy.build(rules.rules, rules.version)
     if policy is None:
         return None
     opened = open_yaml(path, data, "conda environment")
@@ -87,7 +87,23 @@ def _review_conda(policy: RequirementPolicy, name: str, rest: str) -> list[Verdi
     """Verdicts on a conda package by its PyPI name; a CUDA build string pins a CUDA build."""
     if _CUDA_BUILD.search(rest):
         policy = policy.from_cuda_index()
-    return policy.review(_PYPI_NAMES.get(name.lower(), name), editable=False)
+    return policy.review(_PYPI_NAMES.get(name.lower(), name) + _pip_version(rest), editable=False)
+
+
+# conda's version part: `=2.0.1` (2.0.1 or a patch of it), `==2.0.1`, `>=2.0,<2.5`, then a build string.
+_CONDA_VERSION = re.compile(r"\s*(=|==|>=|<=|>|<|!=)\s*([0-9][0-9A-Za-z.*]*)((?:\s*,\s*(?:==|>=|<=|>|<|!=)\s*[0-9][0-9A-Za-z.*]*)*)(?:[=\s]|$)")
+
+
+def _pip_version(rest: str) -> str:
+    """The PEP 440 specifier of a conda spec's version part ("" when it has none or another
+    form): the release is checked against the target's releases as a pip pin is."""
+    match = _CONDA_VERSION.match(rest)
+    if match is None:
+        return ""
+    operator, version, more = match.groups()
+    if operator == "=":  # conda's `=2.0.1` is `2.0.1.*` in PEP 440
+        operator, version = "==", version.rstrip(".*") + ".*"
+    return f"{operator}{version}{more.replace(' ', '')}"
 
 
 def _items_findings(policy: RequirementPolicy, file: TextFile, reviewed: list[tuple[Scalar, list[Verdict]]],

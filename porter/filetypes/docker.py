@@ -47,7 +47,7 @@ class Context:
         env = [(r, rules.by_code(r.params["from_rule"]) if "from_rule" in r.params else r)
                for r in rules.of_kind("container-env-var")]
         self.env = [(rule, source) for rule, source in env if source is not None]
-        self.policy = RequirementPolicy.build(rules.rules)
+        self.policy = RequirementPolicy.build(rules.rules, rules.version)
         self.path, self.index = path, index
         self.findings: list[Finding] = []
         self.cursor = 0  # where the next word of the current instruction is looked for

@@ -142,7 +142,7 @@ def _verify(text: str) -> None:
 
 def find_pyproject(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
     """Findings (with edits) for one pyproject.toml (never raises for bad input)."""
-    policy = RequirementPolicy.build(rules.rules)
+    policy = RequirementPolicy.build(rules.rules, rules.version)
     if policy is None:
         return None
     return text_found(path, data, "pyproject", lambda text: pyproject_findings(policy, path, text), _verify)

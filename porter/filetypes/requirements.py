@@ -192,7 +192,7 @@ def pip_argument_verdicts(policy: RequirementPolicy, words: list[str],
 
 def find_requirements(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
     """Findings (with edits) for one requirements file (never raises for bad input)."""
-    policy = RequirementPolicy.build(rules.rules)
+    policy = RequirementPolicy.build(rules.rules, rules.version)
     if policy is None:
         return None
     return text_found(path, data, "requirements", lambda text: requirement_lines_findings(policy, path, LineIndex(text)))

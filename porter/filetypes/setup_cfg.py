@@ -79,7 +79,7 @@ def _same_line(policy: RequirementPolicy, path: str, index: LineIndex, at: int, 
 
 def find_setup_cfg(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
     """Findings (with edits) for one setup.cfg (never raises for bad input)."""
-    policy = RequirementPolicy.build(rules.rules)
+    policy = RequirementPolicy.build(rules.rules, rules.version)
     if policy is None:
         return None
     return text_found(path, data, "setup-cfg", lambda text: setup_cfg_findings(policy, path, text))

@@ -23,8 +23,10 @@ REQUIREMENT_STRING = "requirement-string"  # the kind every packaging file's req
 # A requirement-string rule's `on`: the table's actions and what porter checks itself.
 # "extra": an extra named like a distribution the table does not keep (`.[bitsandbytes]`);
 # "vendor-build": a distribution that must come from the target's own build of it.
+# "releases-excluded" / "releases-admitted": a pin against the releases that work on the target
+# line (the table's `releases`): it excludes them all, or admits releases below them.
 REQUIREMENT_OUTCOMES = ("drop", "replace", "flag", "note", "local-version", "index-url", "unparsed", "extra",
-                        "vendor-build")
+                        "vendor-build", "releases-excluded", "releases-admitted")
 # "any": every YAML/JSON mapping document, whatever tool reads it (run configs of any schema).
 CONFIG_TYPES = ("training", "accelerate", "deepspeed", "any")
 SUPPRESSION_PROBLEMS = ("invalid", "unused")  # what a suppression-comment rule reports
@@ -97,9 +99,11 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
                                                     "covered_by": _f(str, rule_of_kind="qualified-name")}),
     KindSchema(LIBRARY_IMPORT, {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
     # `once_per_file`: the rule's findings in one file are one thing to act on (porter/engine/pipeline.py);
+    # `once_per_line`: those on one line are (the torch family in one `pip install`);
     # `once_per_tree`: the same advice about the environment in many files is one (porter/engine/folding.py).
     KindSchema(REQUIREMENT_STRING, {"on": _f(str, choices=REQUIREMENT_OUTCOMES)},
-               {"url_patterns": _LIST, "once_per_file": _BOOL, "once_per_subject": _BOOL, "once_per_tree": _BOOL},
+               {"url_patterns": _LIST, "once_per_file": _BOOL, "once_per_subject": _BOOL, "once_per_tree": _BOOL,
+                "once_per_line": _BOOL},
                example_file="requirements.txt"),
     KindSchema("device-guard", {"checks": _LIST, "target_check": _STR, "other_devices": _LIST},
                {"cuda_only_modules": _LIST, "cuda_only_strings": _LIST, "target_device": _STR, "kernel_modules": _LIST,

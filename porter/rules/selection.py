@@ -146,6 +146,12 @@ class ActiveRules:
                 for r in self.rules if r.params.get("once_per_folder") or r.params.get("once_per_tree")}
 
     @cached_property
+    def once_per_line(self) -> frozenset[str]:
+        """Codes whose findings on one line are one thing to act on (a rule's `once_per_line`:
+        the torch family in one install command)."""
+        return frozenset(r.code for r in self.rules if r.params.get("once_per_line"))
+
+    @cached_property
     def once_per_subject(self) -> frozenset[str]:
         """Codes whose reports of one subject in one file are one thing to act on (a rule's
         `once_per_subject`: a shell variable set on several lines)."""

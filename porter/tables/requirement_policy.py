@@ -61,6 +61,8 @@ class RequirementPolicy:
     # What is installed with it comes from a CUDA index (a `--index-url .../cu121` of the
     # same file or command): a distribution that needs the target's build is then an error.
     cuda_index: bool = False
+    # The target line (--target-version) whose releases a pin is checked against.
+    line: str | None = None
 
     def from_cuda_index(self) -> RequirementPolicy:
         """The same policy for requirements installed from a CUDA wheel index."""
@@ -72,15 +74,16 @@ class RequirementPolicy:
         return rule is not None and any(re.search(p, url) for p in rule.params.get("url_patterns", []))
 
     @classmethod
-    def build(cls, rules: list[Rule]) -> RequirementPolicy | None:
-        """A policy from (active) rules of any kind; None when no requirement rule is active."""
+    def build(cls, rules: list[Rule], line: str | None = None) -> RequirementPolicy | None:
+        """A policy from (active) rules of any kind, for one target line (--target-version);
+        None when no requirement rule is active."""
         mine = [r for r in rules if r.kind == KIND]
         if not mine:
             return None
         by_outcome: dict[str, Rule] = {}
         for rule in mine:
             by_outcome.setdefault(rule.params["on"], rule)  # a valid outcome: checked at load
-        return cls(load_package_table(mine[0].target), by_outcome)
+        return cls(load_package_table(mine[0].target).for_line(line), by_outcome, line=line)
 
     def review(self, text: str, editable: bool = True) -> list[Verdict]:
         """Verdicts on one PEP 508 string; spans (when `editable`) index into `text`."""
@@ -99,9 +102,16 @@ class RequirementPolicy:
                 return [Verdict(rule, rule.severity, message, rule.suggestion, subject=text.strip())]
         entry = self.table.by_distribution(req.name)
         cuda_pin = any(_CUDA_LOCAL.search(s.version) for s in req.specifier)
-        verdicts = self._table_verdicts(req.name, entry, text if editable else None, req.specifier, cuda_pin, req.url)
+        releases = self._release_verdicts(req, entry)
+        if releases:
+            # One requirement, one decision: the release to use. The table's own advice about
+            # the distribution (a vendor build, a kernel build, a caveat) is in its message.
+            verdicts = []
+        else:
+            verdicts = self._table_verdicts(req.name, entry, text if editable else None, req.specifier, cuda_pin, req.url)
         if any(v.drop for v in verdicts):
             return verdicts
+        verdicts += releases
         verdicts += self._local_version(req, entry, text if editable else None)
         if req.url:
             verdicts += self.review_url(req.url)
@@ -150,12 +160,20 @@ class RequirementPolicy:
         """The distribution must be the target's build: an error when this line pins a CUDA one."""
         rule = self.rules["vendor-build"]
         message = f"{name}: {entry.reason}"
+        suggestion = entry.suggestion or rule.suggestion
+        release = entry.releases(self.line)
+        if release and release.startswith("==") and self.line:
+            # The advice follows the selected line: the exact release that pairs with its torch.
+            pair = f"{entry.name}{release}"
+            message += f" On the torch {self.line} line that is {pair}."
+            suggestion = (f"pip install {pair} --index-url https://download.pytorch.org/whl/cpu --no-deps "
+                          f"(the build that pairs with the line's torch; porter_report's constraints file pins it).")
         severity = rule.severity
         if cuda_pin or self.cuda_index:
             severity = "error"
             how = "a +cuXXX pin" if cuda_pin else "from a CUDA wheel index, or with pytorch-cuda"
             message += f" This line installs the CUDA build ({how})."
-        return [Verdict(rule, severity, message, entry.suggestion or rule.suggestion, subject=name)]
+        return [Verdict(rule, severity, message, suggestion, subject=name)]
 
     def _table_verdicts(self, name: str, entry: PackageEntry | None, text: str | None,
                         specifier: Iterable = (), cuda_pin: bool = False, url: str | None = None) -> list[Verdict]:
@@ -189,6 +207,47 @@ class RequirementPolicy:
             return [Verdict(rule, entry.severity, message, entry.suggestion, span, new, subject=name)]
         return [Verdict(rule, entry.severity, f"{name}: {entry.reason}", entry.suggestion, subject=name)]
 
+    def _release_verdicts(self, req: PlainRequirement | Requirement, entry: PackageEntry | None) -> list[Verdict]:
+        """A pin against the releases that work on the target line (the table's `releases`):
+        one that excludes them all is the `releases-excluded` outcome; a floor below them the
+        `releases-admitted` one, where working means a floor (a distribution the vendor builds
+        at one release, torch, is installed by the vendor: a range that holds it keeps it)."""
+        working = entry.releases(self.line) if entry is not None else None
+        # A +cuXXX label is the local-version rule's business; the release is what counts here.
+        written = ",".join(_CUDA_LOCAL.sub("", str(s)) for s in req.specifier)
+        if working is None or not written or entry is None or entry.action in ("drop", "replace"):
+            return []
+        check = releases_check(written, working)
+        if check is None:
+            return []
+        outcome, suggested = check
+        rule = self.rules.get(outcome)
+        if rule is None:
+            return []
+        where = f"{self.table.target.upper()}" + (f" (the torch {self.line} line)" if self.line and self.line != "any" else "")
+        if outcome == "releases-excluded":
+            message = (f"{req.name}{written} excludes every release that works on {where}, {req.name}{working}: "
+                       f"{entry.releases_why}")
+            if entry.action == "flag":
+                message += f" {entry.reason}"
+            suggestion = f"Require {req.name}{suggested}{self._other_lines(req, written)}."
+        else:
+            message = (f"{req.name}{written} admits older releases that do not work on {where}, which needs "
+                       f"{req.name}{working}: {entry.releases_why}")
+            if entry.action == "flag":
+                message += f" {entry.reason}"
+            suggestion = f"Raise the floor: {req.name}{suggested}."
+        return [Verdict(rule, rule.severity, message, suggestion, subject=req.name)]
+
+    def _other_lines(self, req: PlainRequirement | Requirement, written: str) -> str:
+        """`, or convert for --target-version 2.1` when another line's releases fit the pin."""
+        entry = self.table.by_distribution(req.name)
+        if entry is None:
+            return ""
+        fits = [line for line, spec in entry.releases_by_line
+                if line != self.line and releases_check(written, spec) is None]
+        return f" (or port for the line that has it: --target-version {' or '.join(fits)})" if fits else ""
+
     def _local_version(self, req: PlainRequirement | Requirement, entry: PackageEntry | None,
                        text: str | None) -> list[Verdict]:
         rule = self.rules.get("local-version")
@@ -205,6 +264,55 @@ class RequirementPolicy:
             out.append(Verdict(rule, rule.severity, f"{message}; removed", rule.suggestion, match.span(), "",
                                subject=req.name))
         return out
+
+
+def releases_check(written: str, working: str) -> tuple[str, str] | None:
+    """How a written specifier meets the working one: ("releases-excluded", what to require)
+    when no working release satisfies it, ("releases-admitted", the raised range) when it
+    admits releases below a working floor, None when it is fine. Release numbers are probed
+    at the bounds both specifiers name (no list of published releases is needed)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        mine, works = SpecifierSet(written), SpecifierSet(working)
+        probes = sorted({v for spec in (*mine, *works) for v in _probes(Version(spec.version.removesuffix(".*")))})
+    except (InvalidSpecifier, InvalidVersion):
+        return None
+    if not any(v in mine and v in works for v in probes):
+        return "releases-excluded", working
+    pinned = any(spec.operator in ("==", "===") for spec in works)
+    floor = any(spec.operator in (">=", ">", "~=", "==", "===") for spec in mine)  # no floor: pip takes the newest
+    if pinned or not floor or not any(v in mine and v not in works for v in probes if v < min(Version(s.version) for s in works)):
+        return None
+    return "releases-admitted", merged_range(mine, works)
+
+
+def merged_range(mine, works) -> str:
+    """The working range narrowed by the written one: the higher floor, every cap and exclusion
+    of both (SpecifierSets; a floor of `mine` below the working one is dropped)."""
+    from packaging.version import Version
+
+    floors = [s for s in (*works, *mine) if s.operator in (">=", ">", "~=", "==", "===")]
+    top = max(floors, key=lambda s: Version(s.version.removesuffix(".*")), default=None)
+    uppers = [s for s in (*mine, *works) if s.operator in ("<", "<=")]
+    cap = min(uppers, key=lambda s: (Version(s.version), s.operator == "<="), default=None)
+    caps = ([cap] if cap is not None else []) + [s for s in (*mine, *works) if s.operator == "!="]
+    seen: list[str] = []
+    for spec in ([top] if top is not None else []) + caps:
+        if str(spec) not in seen:
+            seen.append(str(spec))
+    return ",".join(seen)
+
+
+def _probes(version):
+    """Releases around one bound: itself, a patch and a minor above and below, and 0."""
+    from packaging.version import Version
+
+    major, minor, patch = (list(version.release) + [0, 0])[:3]
+    around = [(major, minor, patch), (major, minor, patch + 1), (major, minor + 1, 0), (major, max(minor - 1, 0), 0),
+              (major, minor, max(patch - 1, 0)), (max(major - 1, 0), 0, 0), (0, 0, 0), (major + 1, 0, 0)]
+    return {version, *(Version(".".join(map(str, r))) for r in around)}
 
 
 def drop_prefix(verdict: Verdict) -> str:

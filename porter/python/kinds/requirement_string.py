@@ -40,7 +40,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         return []  # most files: nothing to review, and the policy (and its tables) need not load
     from porter.tables.requirement_policy import RequirementPolicy
 
-    policy = RequirementPolicy.build(rules)
+    policy = RequirementPolicy.build(rules, ctx.version)
     if policy is None:
         return []
     assigned = _module_assignments(ctx.tree)
