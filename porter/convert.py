@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from porter.core.fileset import FileSelection
@@ -113,6 +114,8 @@ _MARKS = {
     "report.md": lambda head: head.startswith(b"# porter report"),
     "report.html": lambda head: b"<title>porter report" in head,
     "changes.patch": lambda head: head == b"" or head.startswith((b"diff --git ", b"\\ ")),
+    "requirements-mlu.txt": lambda head: head.startswith(b"# porter: constraints"),
+    "requirements-hip.txt": lambda head: head.startswith(b"# porter: constraints"),
 }
 
 
@@ -229,12 +232,13 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
         _mark_not_written(run, failures)
     run.results += problems
     report = build_report(run, rules, out)
+    constraints = _constraints_step(src, opts, report, place)
     # The report pages and the LoRA entry point share nothing: each is written by the next free
     # process, the two long ones (report.html, then the LoRA files) first, report.md after them;
     # report.json, which says the report is there, comes last.
     report_pages, finish_report = report_steps(report, patch_bytes(run), place.root, place.rel, opts.cache_dir)
     lora = partial(render_lora, out, place.lora_dir, opts.target, cache_dir=opts.cache_dir, root=place.root)
-    side_by_side([*report_pages[:1], lora, *report_pages[1:]], opts.jobs)
+    side_by_side([*report_pages[:1], lora, constraints, *report_pages[1:]], opts.jobs)
     finish_report()
     from porter.core.files import remove_stale_temporaries_in
 
@@ -242,6 +246,27 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
         if not folder.is_symlink():
             remove_stale_temporaries_in(folder)
     return Converted(run, report, out, place, failures, tuple(removed))
+
+
+def _constraints_step(src: Path, opts: ConvertOptions, report: dict, place: ReportPlace) -> Callable[[], None]:
+    """Add the constraints file's derivation to `report` and return the step that writes it
+    (porter_report/requirements-<target>.txt, from SRC's own pins and the package table)."""
+    from porter.core.files import write_beneath
+    from porter.filetypes.constraints import constraints_file_name, derive_constraints, render_constraints
+
+    name = constraints_file_name(opts.target)
+    rows = derive_constraints(src, opts.target, opts.version)
+    report["constraints"] = {
+        "file": name,
+        "derived": "Each distribution porter's package table bounds on this line: the repository's own pin where it "
+                   "holds only working releases, its range with the floor raised where it admits older ones, the "
+                   "table's range where the pin excludes them all; pins are read from requirements.txt, "
+                   "pyproject.toml, setup.cfg and setup.py at the root of the tree.",
+        "rows": [c.plain() for c in rows],
+    }
+    text = render_constraints(rows, opts.target, opts.version)
+    rel = f"{place.rel}/{name}" if place.rel else name
+    return partial(write_beneath, place.root, rel, text.encode("utf-8"))
 
 
 def _mark_not_written(run: RunResult, failures: dict[str, str]) -> None:

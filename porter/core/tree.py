@@ -14,7 +14,9 @@ REPORT_DIR = "porter_report"
 LORA_DIR = "porter_lora"
 
 
-REPORT_FILES = frozenset({"changes.patch", "report.json", "report.md", "report.html"})
+# requirements-<target>.txt: the pip constraints file for the target (porter/filetypes/constraints.py).
+REPORT_FILES = frozenset({"changes.patch", "report.json", "report.md", "report.html",
+                          "requirements-mlu.txt", "requirements-hip.txt"})
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,19 @@ def _files(report: dict) -> list[str]:
     return out
 
 
+def _constraints(report: dict) -> list[str]:
+    """How porter_report/requirements-<target>.txt was derived, one row per distribution."""
+    env = report.get("constraints")
+    if not env:
+        return []
+    lines = ["## Environment", "",
+             cell(f"{env['file']}: pass it to pip on the target container "
+                  f"(pip install -r requirements.txt -c porter_report/{env['file']}). {env['derived']}"), ""]
+    rows = [[cell(c["name"], code=True), cell(c.get("specifier") or "not installed", code=True),
+             cell(c.get("pinned") or "", code=True), cell(c["why"]), cell(c.get("source") or "")] for c in env["rows"]]
+    return lines + (_table(["distribution", "constraint", "repository's pin", "why", "source"], rows) if rows else [])
+
+
 def render_markdown(report: dict) -> str:
     """The whole report.md."""
     version = f" {cell(report['target_version'])}" if report.get("target_version") else ""
@@ -86,6 +99,7 @@ def render_markdown(report: dict) -> str:
         lines += _table(["severity", "rule", "where", "message", "suggestion"],
                         [[cell(f["severity"]), cell(f["rule"]), cell(f["path"], code=True) + f":{cell(f['line'])}:{cell(f['col'])}", cell(f["message"]),
                           cell(f.get("suggestion") or "")] for f in report["findings"]])
+    lines += _constraints(report)
     odd = [f for f in report["files"] if f["status"] in ("skipped", "failed")]
     if odd:
         lines += ["## Skipped and failed files", ""]
