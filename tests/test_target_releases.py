@@ -162,3 +162,16 @@ def test_convert_writes_the_constraints_file_and_says_how(tmp_path: Path) -> Non
     assert "## Environment" in (report_dir / "report.md").read_text()
     assert "requirements-mlu.txt" in (report_dir / "report.html").read_text()
     assert not (src / "porter_report").exists()
+
+
+@pytest.mark.parametrize("url,expected", [
+    ("git+https://github.com/NVIDIA/apex.git@25.04", "github.com/nvidia/apex"),
+    ("https://github.com/NVIDIA/apex", "github.com/nvidia/apex"),
+    ("git@github.com:NVIDIA/apex.git", "github.com/nvidia/apex"),
+    ("git+ssh://git@github.com/Dao-AILab/flash-attention#egg=flash-attn", "github.com/dao-ailab/flash-attention"),
+    ("./apex", None),
+])
+def test_repository_of(url: str, expected: str | None) -> None:
+    from porter.tables.packages import repository_of
+
+    assert repository_of(url) == expected

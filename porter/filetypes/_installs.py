@@ -30,6 +30,19 @@ def install_verdicts(policy: RequirementPolicy, values: Sequence[str | None],
     first = conda_install_start(values)
     if first is not None:
         return conda_argument_verdicts(policy, [v for v in values[first:] if v is not None], resolve)
+    return clone_verdicts(policy, values, resolve)
+
+
+def clone_verdicts(policy: RequirementPolicy, values: Sequence[str | None],
+                   resolve: Callable[[str], str | None] = lambda w: w) -> list[tuple[str, list[Verdict]]] | None:
+    """`git clone URL` of a distribution's source repository (apex, flash-attention): in a
+    Dockerfile or setup script it is cloned to be built, so it is reviewed as that distribution."""
+    for i, value in enumerate(values[:-1]):
+        if posixpath.basename(value or "") == "git" and values[i + 1] == "clone":
+            words = [w for w in values[i + 2:] if w is not None and not w.startswith("-")]
+            url = resolve(words[0]) if words else None
+            verdicts = policy.review_source(url) if url else []
+            return [(words[0], verdicts)] if verdicts else None
     return None
 
 

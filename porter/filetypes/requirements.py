@@ -131,7 +131,8 @@ def argument_verdicts(policy: RequirementPolicy, spec: str) -> list[Verdict]:
         with_extras = _LOCATION_EXTRAS.match(spec)
         if with_extras:
             location, extras = with_extras.groups()
-        verdicts = policy.review_url(location) if "://" in location else []  # the project itself, a local folder
+        # A URL: a CUDA index or wheel, or a distribution's own repository; a path: the project itself, a local folder.
+        verdicts = policy.review_url(location) + policy.review_source(location) if "://" in location else []
         return verdicts + policy.review_extras(location, [e for e in extras.split(",") if e.strip()])
     return policy.review(spec, editable=False)
 

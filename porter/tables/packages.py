@@ -27,7 +27,7 @@ Action = Literal["keep", "replace", "drop", "flag"]
 ACTIONS: tuple[Action, ...] = PACKAGE_ACTIONS  # type: ignore[assignment]
 _REQUIRED = {"action", "import_names", "reason", "source", "severity"}
 _OPTIONAL = {"replacement", "suggestion", "name_patterns", "strip_local_version", "imports_run", "vendor_build",
-             "releases", "releases_by_line", "releases_why", "releases_source", "lines"}
+             "releases", "releases_by_line", "releases_why", "releases_source", "lines", "repositories"}
 # What a `lines."<line>"` table may change of an entry on one target line (deepspeed: renamed
 # to Cambricon's deepspeed-mlu on the torch 2.1 line, upstream's own MLU accelerator on 2.4).
 _LINE_FIELDS = {"action", "replacement", "reason", "suggestion", "source", "severity"}
@@ -62,6 +62,9 @@ class PackageEntry:
     releases_source: str | None = None
     # Per-line changes of the action fields ({line: {field: value}}), applied by PackageTable.for_line.
     lines: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    # Where its source lives ("github.com/nvidia/apex"): a `git clone` or `pip install git+URL`
+    # of it builds this distribution, whatever name the command gives it.
+    repositories: tuple[str, ...] = ()
 
     def releases(self, line: str | None) -> str | None:
         """The specifier of releases that work on `line` (None: no bound is known)."""
@@ -102,6 +105,14 @@ class PackageTable:
         """Entry for the distribution that provides the top-level module of `module`."""
         return self.imports.get(module.split(".", 1)[0])
 
+    def by_repository(self, url: str) -> PackageEntry | None:
+        """Entry whose source repository `url` names (git+https://github.com/NVIDIA/apex.git@25.04,
+        https://github.com/NVIDIA/apex, git@github.com:NVIDIA/apex.git), else None."""
+        where = repository_of(url)
+        if where is None:
+            return None
+        return next((e for e in self.entries.values() if where in e.repositories), None)
+
     def for_line(self, line: str | None) -> PackageTable:
         """The table as it reads on one target line (each entry's `lines` table applied);
         `entry.releases(line)` still needs the line, which the caller keeps."""
@@ -111,6 +122,17 @@ class PackageTable:
         imports = {module: entries[entry.name] for module, entry in self.imports.items()}
         return PackageTable(self.target, self.path, MappingProxyType(entries), MappingProxyType(imports))
 
+
+
+def repository_of(url: str) -> str | None:
+    """"host/owner/name" (lower case) of a git repository URL, else None."""
+    import re
+
+    match = re.match(r"(?:git\+)?(?:[a-z]+://)?(?:[^@/]+@)?([^/:]+)[/:]([^/]+)/([^/@#?]+)", url.strip(), re.IGNORECASE)
+    if match is None or "." not in match.group(1):
+        return None
+    name = match.group(3).removesuffix(".git")
+    return f"{match.group(1)}/{match.group(2)}/{name}".lower()
 
 
 def _fail(path: Path, key: str, problem: str) -> ValueError:
@@ -135,7 +157,7 @@ def _entry(path: Path, name: str, raw: object) -> PackageEntry:
         raise _fail(path, f"{key}.severity", f"{raw['severity']!r} is not one of {', '.join(SEVERITIES)}")
     if (raw["action"] == "replace") != ("replacement" in raw):
         raise _fail(path, f"{key}.replacement", "required exactly when action is 'replace'")
-    for field in ("import_names", "name_patterns"):
+    for field in ("import_names", "name_patterns", "repositories"):
         value = raw.get(field, [])
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise _fail(path, f"{key}.{field}", "must be a list of names")
@@ -159,6 +181,7 @@ def _entry(path: Path, name: str, raw: object) -> PackageEntry:
         releases_why=raw.get("releases_why"),
         releases_source=raw.get("releases_source"),
         lines=tuple((line, tuple(changes.items())) for line, changes in lines.items()),
+        repositories=tuple(r.lower() for r in raw.get("repositories", [])),
     )
 
 

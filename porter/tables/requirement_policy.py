@@ -149,6 +149,14 @@ class RequirementPolicy:
                 return []
         return self.review(f"{name}=={version}", editable=False) + self.review_url(location)
 
+    def review_source(self, url: str) -> list[Verdict]:
+        """Verdicts on a distribution built from its source repository (`pip install
+        git+https://github.com/NVIDIA/apex`, `git clone` of it): those of the distribution."""
+        entry = self.table.by_repository(url)
+        if entry is None:
+            return []
+        return [replace(v, message=f"{v.message} (built from its source, {url})") for v in self.review(entry.name, editable=False)]
+
     def review_url(self, url: str) -> list[Verdict]:
         """A finding when `url` is a CUDA wheel index or a CUDA wheel's address."""
         if not self.is_cuda_index(url):
