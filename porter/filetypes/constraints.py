@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from porter.filetypes.pins import PIN_FILES, read_pins
+from porter.rules.terms import TARGET_NAMES
 from porter.tables.packages import load_package_table
 from porter.tables.requirement_policy import merged_range, releases_check
 
-_TARGET_NAMES = {"mlu": "Cambricon MLU", "hip": "ROCm / Hygon DCU"}
 _LOCAL = re.compile(r"\+[0-9A-Za-z.]+")
 
 
@@ -94,7 +94,7 @@ def _narrowed(mine: str, working: str) -> str:
 
 
 def render_constraints(constraints: list[Constraint], target: str, line: str | None) -> str:
-    name = _TARGET_NAMES.get(target, target)
+    name = TARGET_NAMES.get(target, target)
     on = f"{name}, torch {line} line" if line and line != "any" else name
     lines = [
         f"# porter: constraints for {on}.",

@@ -8,6 +8,8 @@ of constants (loading the model and the loader costs more than a warm run spends
 from porter.core.severity import SEVERITIES  # noqa: F401  (one list for every layer)
 
 TARGETS = ("mlu", "hip")
+# How messages and reports name each target's hardware.
+TARGET_NAMES = {"mlu": "Cambricon MLU", "hip": "ROCm / Hygon DCU"}
 APPLICABILITY = ("safe", "unsafe", "manual")
 
 

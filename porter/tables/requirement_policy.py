@@ -19,6 +19,7 @@ from urllib.parse import unquote
 
 from porter.core.model import Edit, Finding
 from porter.rules.kinds import REQUIREMENT_OUTCOMES, REQUIREMENT_STRING
+from porter.rules.terms import TARGET_NAMES
 from porter.tables.packages import PackageEntry, PackageTable, load_package_table
 from porter.tables.plain_requirement import PlainRequirement, parse_plain, plain_wheel
 from porter.rules import Rule
@@ -232,7 +233,8 @@ class RequirementPolicy:
         rule = self.rules.get(outcome)
         if rule is None:
             return []
-        where = f"{self.table.target.upper()}" + (f" (the torch {self.line} line)" if self.line and self.line != "any" else "")
+        where = TARGET_NAMES.get(self.table.target, self.table.target) + (
+            f" (the torch {self.line} line)" if self.line and self.line != "any" else "")
         if outcome == "releases-excluded":
             message = (f"{req.name}{written} excludes every release that works on {where}, {req.name}{working}: "
                        f"{entry.releases_why}")
