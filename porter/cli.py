@@ -31,6 +31,7 @@ class _LazyGroup(click.Group):
     lazy = {
         "check": "porter.commands.check:check",
         "config": "porter.commands.check:config_cmd",
+        "doctor": "porter.commands.doctor:doctor",
         "ops": "porter.commands.check:ops",
         "report": "porter.commands.report:report",
         "run": "porter.commands.emulate:run_cmd",
