@@ -53,7 +53,7 @@ def test_workflow_permissions_fork_guard_and_action_versions():
     assert len(sarif) == 2 and all(s.get("if") == FORK_GUARD for s in sarif)
     annotate = [s for s in steps if "--format github" in s.get("run", "")]
     assert annotate and "if" not in annotate[0]  # forks get annotations and the failing status
-    assert any(re.search(r"pip install cuda-porter\b", s.get("run", "")) for s in steps)
+    assert any(re.search(r'pip install "cuda-porter @ git\+https://', s.get("run", "")) for s in steps)
 
 
 def test_pre_commit_hook_passes_filenames_to_porter_check():

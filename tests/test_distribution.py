@@ -23,12 +23,17 @@ def test_distribution_name_is_not_the_taken_one_and_the_command_stays():
     assert project["scripts"] == {"porter": "porter.cli:run"}
 
 
-def test_install_instructions_name_the_distribution():
+def test_install_instructions_name_the_distribution_and_install_what_exists():
+    """cuda-porter is on no package index: the README and the example workflow install it from
+    a checkout or its repository, never `pip install cuda-porter` (fails) or `pip install porter`
+    (the unrelated package)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     workflow = (ROOT / "examples" / "github-workflow-porter-check.yml").read_text(encoding="utf-8")
-    assert f"pip install {DIST}" in readme and f"pip install {DIST}" in workflow
+    assert f"**`{DIST}`**" in readme and "pip install ." in readme
+    assert f'pip install "{DIST} @ git+https://' in workflow
     for text in (readme, workflow):
-        assert "pip install porter" not in text.replace(f"pip install {DIST}", "")
+        assert f"pip install {DIST}" not in text
+        assert "pip install porter" not in text
 
 
 def test_pre_commit_hook_installs_and_runs_porter():
