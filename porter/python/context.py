@@ -30,6 +30,17 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return fields
 
 
+def _as_literal(node: ast.JoinedStr) -> ast.expr:
+    """An f-string without a placeholder (`f"cuda"`, `f"cuda:0"`) as the plain literal it
+    equals, at the f-string's place: every kind then sees the device string or variable name it
+    is (a kind that skips f-string parts would leave it on CUDA while rewriting the block around
+    it). An f-string with a placeholder stays one. (A format spec, `f"{x:>8}"`, is an f-string
+    too; it is never replaced: the walk skips JoinedStr children of FormattedValue.)"""
+    if not all(type(v) is ast.Constant for v in node.values):
+        return node
+    return ast.copy_location(ast.Constant(value="".join(v.value for v in node.values)), node)
+
+
 def is_test_function(node: ast.AST) -> bool:
     """A test (pytest's and unittest's `test*` functions and methods)."""
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
@@ -60,7 +71,7 @@ class FileContext:
         # A hand-rolled walk over only the fields that can hold nodes (see _child_fields):
         # ast.iter_child_nodes costs a generator and a getattr per field, and this is the
         # hot loop of every parsed file.
-        AST = ast.AST
+        AST, JoinedStr, FormattedValue = ast.AST, ast.JoinedStr, ast.FormattedValue
         stack: list[ast.AST] = [tree]
         pop, push = stack.pop, stack.append
         while stack:
@@ -73,11 +84,16 @@ class FileContext:
             for name in fields:
                 value = getattr(node, name)
                 if type(value) is list:
-                    for item in value:
+                    for i, item in enumerate(value):
                         if isinstance(item, AST):
+                            if type(item) is JoinedStr and node_type is not FormattedValue:
+                                item = value[i] = _as_literal(item)
                             parents[item] = node
                             push(item)
                 elif isinstance(value, AST):
+                    if type(value) is JoinedStr and node_type is not FormattedValue:
+                        value = _as_literal(value)
+                        setattr(node, name, value)
                     parents[value] = node
                     push(value)
         imports = ImportMap.from_nodes(
