@@ -84,7 +84,7 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST,
                                       "report_in_modules": _LIST, "report_in_comparisons": _BOOL,
                                       "keep_in_decorators_near": _LIST, "flag_in_strategy": _LIST, "strategy_words": _STR,
-                                      "note_in_tests": _BOOL, "device_tables": _DICT,
+                                      "note_in_tests": _BOOL, "device_tables": _DICT, "in_keys": _BOOL,
                                       "covered_by": _f(str, rule_of_kind="qualified-name")}),
     # `off_values`: values that switch the variable off (`RWKV_CUDA_ON=0`): set to one, it is not reported.
     # `notes`: name pattern -> why setting it changes nothing that runs on the target (a note, not a finding).

@@ -35,6 +35,11 @@ A constant named for the value it holds (`CUDA = "cuda"` in an enum, `BACKEND_NC
 "nccl"`) is reported, never rewritten: `DeviceType.CUDA = "mlu"` would make every check for
 CUDA answer yes on MLU. The places that compare with it need the change instead.
 
+With `in_keys`, the values are names of the target's own objects wherever they stand, keys
+included: a tensor type name (`"torch.cuda.HalfTensor"`) is what `Tensor.type()` answers, and
+a table keyed by it (`{"torch.cuda.HalfTensor": 0}`, `buckets[tp]`) is looked up with that
+answer, so its keys must change with the comparisons.
+
 A device string holds no whitespace: `"cuda:0 fp16 -> cpu fp32"` starts like one but is a
 strategy that a library parses itself (RWKV's `strategy=`). With `flag_in_strategy`, a
 string whose every word is a `strategy_words` word and one of them names a flagged device
@@ -71,6 +76,8 @@ def _kept_context(ctx: FileContext, node: ast.AST, rule: Rule) -> bool:
     parent = ctx.parents.get(node)
     if isinstance(parent, ast.Expr):
         return True
+    if rule.params.get("in_keys"):
+        return False  # a name wherever it stands (see the module docstring)
     if isinstance(parent, ast.Subscript) and parent.slice is node:
         return True
     if isinstance(parent, ast.Dict) and any(k is node for k in parent.keys):
