@@ -51,10 +51,10 @@ def test_what_counts_as_the_trees_own(tmp_path):
     (tmp_path / "src" / "fla").mkdir(parents=True)  # the src layout
     (tmp_path / "src" / "fla" / "__init__.py").write_text("")
     (tmp_path / "vllm").mkdir()  # no __init__.py: any folder could be a namespace package
-    (tmp_path / "tools" / "apex").mkdir(parents=True)  # not at the top: not on the path
+    (tmp_path / "tools" / "apex").mkdir(parents=True)  # not at the top: `import apex` is the library
     (tmp_path / "tools" / "apex" / "__init__.py").write_text("")
     (tmp_path / "scripts").mkdir()  # nor a plain folder of scripts
-    assert own_packages(tmp_path) == {"megatron", "fla"}
+    assert own_packages(tmp_path) == {"megatron", "fla", "tools.apex"}
 
 
 def test_adding_the_package_is_not_answered_from_the_cache(tmp_path):
@@ -63,3 +63,37 @@ def test_adding_the_package_is_not_answered_from_the_cache(tmp_path):
     assert "megatron-core" in _subjects(src, cache)
     src = _tree(src, own_megatron=True)
     assert "megatron-core" not in _subjects(src, cache)
+
+
+def test_a_namespace_folder_of_the_tree_holds_its_own_packages(tmp_path):
+    """Megatron-LM's `megatron/` has no `__init__.py`: its `core/` and `training/` are the
+    tree's own (850 of its 907 PRT401 findings were its own imports), while another
+    distribution of that namespace (megatron.bridge) and a folder of scripts are not."""
+    for package in ("core", "training"):
+        (tmp_path / "megatron" / package).mkdir(parents=True)
+        (tmp_path / "megatron" / package / "__init__.py").write_text("")
+    (tmp_path / "megatron" / "notes.py").write_text("")  # a plain module: not counted (cache keys)
+    assert own_packages(tmp_path) == {"megatron.core", "megatron.training"}
+    (tmp_path / "pretrain_gpt.py").write_text(
+        "import torch\nimport megatron\nfrom megatron.core import mpu\nfrom megatron.training import get_args\n"
+        "from megatron.bridge import AutoBridge\n")
+    assert _subjects(tmp_path) == ["megatron-core"]  # megatron.bridge only
+    from porter.python.kinds.library_import import is_own
+
+    own = own_packages(tmp_path)
+    assert is_own("megatron", "pretrain_gpt.py", own) and is_own("megatron.core.utils", "x.py", own)
+    assert not is_own("megatron.bridge", "x.py", own) and not is_own("vllm", "x.py", own)
+
+
+def test_the_package_a_file_lies_in_is_its_own(tmp_path):
+    """A copy of Megatron-LM vendored below the top (`third_party/Megatron-LM/megatron/core/`)
+    imports itself: not the library. A folder named for a library alone (`examples/vllm/`)
+    is a folder of examples that use it."""
+    copy = tmp_path / "third_party" / "Megatron-LM" / "megatron" / "core"
+    copy.mkdir(parents=True)
+    (copy / "__init__.py").write_text("import torch\nfrom megatron.core import parallel_state\n")
+    (tmp_path / "examples" / "vllm").mkdir(parents=True)
+    (tmp_path / "examples" / "vllm" / "serve.py").write_text("import torch\nfrom vllm import LLM\n")
+    checked = check_tree(tmp_path, ActiveRules(load_rules("mlu")), jobs=1)
+    reported = sorted((r.path, f.subject) for r in checked for f in r.findings if f.rule == "PRT401")
+    assert reported == [("examples/vllm/serve.py", "vllm")]

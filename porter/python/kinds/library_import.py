@@ -16,8 +16,11 @@ run on the target, and its module still imports (a top-level import would break 
 collection of the whole test file and is reported). The package's requirement line and the
 code that uses it are what the user acts on.
 
-A package the tree itself provides (GPT-NeoX's own `megatron/`, porter/engine/own_modules.py)
-is the project's code: its imports are never reported.
+A package the tree itself provides (GPT-NeoX's own `megatron/`, Megatron-LM's namespace
+`megatron/core/`, porter/engine/own_modules.py) is the project's code: its imports are never
+reported. Nor is an import of the package a file sits in, wherever the tree holds it (a copy
+of Megatron-LM vendored under `third_party/`: its `megatron/core/` modules import
+`megatron.core`): it is that copy, found first when it runs.
 """
 
 from __future__ import annotations
@@ -45,6 +48,20 @@ def screen_imports(rules: list[Rule]) -> set[str]:
     return words
 
 
+def is_own(module: str, path: str, own_modules: frozenset[str]) -> bool:
+    """Whether `module` is the tree's own code: one of its packages (by top-level or dotted
+    name) or a namespace the tree's packages are in (`import megatron` beside its own
+    `megatron/core/`), or the package `path` lies in (its first two names are folders of the
+    path: one folder alone could be a folder of examples named for the library they use)."""
+    parts = module.split(".")
+    if parts[0] in own_modules or ".".join(parts[:2]) in own_modules:
+        return True
+    if len(parts) == 1 and any(own.startswith(f"{module}.") for own in own_modules):
+        return True
+    folders = path.split("/")[:-1]
+    return len(parts) > 1 and any(folders[i:i + 2] == parts[:2] for i in range(len(folders) - 1))
+
+
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     """One finding per package and file, at its first import that must succeed (else at its
     first optional one): ten imports of triton in one kernel file are one thing to act on
@@ -64,7 +81,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 modules = [(alias.name, alias) for alias in node.names]
             need = switch = None
             for module, where in modules:
-                if module.split(".", 1)[0] in ctx.own_modules:
+                if is_own(module, ctx.path, ctx.own_modules):
                     continue  # the project's own package of that name, not the library
                 entry = table.by_import(module)
                 if entry is None or entry.action not in rule.params["actions"] or entry.imports_run:
