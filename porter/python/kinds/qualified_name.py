@@ -22,6 +22,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from porter.python.kinds._name_table import NameTable, check_import, check_import_from
+from porter.python.kinds._patch_targets import patched_member, string_targets
+from porter.python.kinds.literal_text import literal_body
 from porter.core.textio import line_ending
 from porter.core.model import Finding
 from porter.python.context import FileContext
@@ -58,9 +60,15 @@ def check(ctx: FileContext, rules: list[Rule]) -> list[Finding]:
         imports.extend(check_import_from(ctx, table, node))
     uses: list[Finding] = []
     for node, qual in ctx.import_chains:
+        member = patched_member(ctx, node)
+        if member is not None:
+            uses.extend(_check_patched_member(ctx, table, node, qual, member))
+            continue
         hit = table.lookup(qual)
         if hit is not None:
             uses.extend(_check_use(ctx, table, node, qual, hit[1]))
+    for target in string_targets(ctx):
+        uses.extend(_check_patch_target(ctx, table, target))
     out: list[Finding] = []
     for f in imports:
         if f.edit is not None:  # a rename of the import: made whatever the uses are
@@ -183,6 +191,61 @@ def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rul
         edit = _keyword_edit(ctx, rule, node, keywords, qual)
         if edit is not None:
             yield edit
+
+
+def _check_patched_member(ctx: FileContext, table: NameTable, node: ast.AST, qual: str,
+                          member: ast.Constant) -> Iterable[Finding]:
+    """`patch.object(torch.cuda, "is_available")`: the object and the member's name are one
+    qualified name, renamed as the code's use of it is (porter/python/kinds/_patch_targets.py).
+    A member without a counterpart (`torch.cuda._sleep`, kept and reported where the code uses
+    it) keeps its mock on `torch.cuda`; a member renamed with its namespace (`"CUDAGraph"` ->
+    `"MLUGraph"`, `setattr(torch, "cuda", ...)`) has its name rewritten beside the object's."""
+    whole = f"{qual}.{member.value}"
+    new_whole = table.renamed(whole)
+    hit = table.lookup(qual)
+    if hit is not None:
+        if new_whole == whole and table.renamed(qual) != qual:
+            return  # the code keeps the member on CUDA: so does the mock
+        yield from _check_use(ctx, table, node, qual, hit[1])
+    if new_whole == whole:
+        return
+    parent, new_name = new_whole.rsplit(".", 1)
+    rule = table.lookup(whole)[1]
+    if parent != table.renamed(qual):  # the member moves to another module (custom_fwd -> torch.amp)
+        yield ctx.finding(rule, member, f"a mock of {whole}, which becomes {new_whole}: patch {parent} by hand",
+                          subject=whole, severity="warning")
+    elif new_name != member.value:
+        yield from _string_edit(ctx, rule, member, member.value, new_name, whole, new_whole)
+
+
+def _check_patch_target(ctx: FileContext, table: NameTable, target: ast.Constant) -> Iterable[Finding]:
+    """`patch("torch.cuda.is_available")`, also through a module's own reference to torch
+    (`patch("trainer.torch.cuda.is_available")`): the dotted name from the first component the
+    rules know is renamed as the code's use of it is. A name a rule only reports stays: the code
+    keeps it too."""
+    parts = target.value.split(".")
+    for i in range(len(parts)):
+        name = ".".join(parts[i:])
+        hit = table.lookup(name)
+        if hit is not None:
+            new = table.renamed(name)
+            if new != name:
+                yield from _string_edit(ctx, hit[1], target, name, new, name, new)
+            return
+
+
+def _string_edit(ctx: FileContext, rule: Rule, node: ast.Constant, old: str, new: str, qual: str,
+                 new_qual: str) -> Iterable[Finding]:
+    """The edit of `old`, the end of the string `node` spells, to `new`."""
+    start, end = ctx.span(node)
+    body = literal_body(ctx.text[start:end])
+    if body is None or ctx.text[start + body[0]:start + body[1]] != node.value:
+        yield ctx.finding(rule, node, f"a mock of {qual}, which becomes {new_qual}: change it by hand", subject=qual,
+                          severity="warning")
+        return
+    at = start + body[1] - len(old)
+    yield ctx.finding(rule, (at, at + len(old)), f"mock target {qual} -> {new_qual} (it follows the ported code)",
+                      replacement=new, subject=qual, expect_old=old)
 
 
 def _tail_edit(ctx, rule, base, attrs, old_tail, new_tail, qual, new_qual) -> Finding:

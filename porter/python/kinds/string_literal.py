@@ -6,7 +6,9 @@ literal's start, which also covers f-strings, `.format` and `+` building (`"cuda
 A literal is left alone where it is text or data rather than a device (README: comments,
 docstrings, messages and data are never touched): docstrings and bare string statements, dictionary keys and
 subscripts (`rng_state["cuda"]` is checkpoint data), parameter names (`pytest.mark.parametrize("cuda",
-...)` names the test's `cuda` parameter), and arguments of calls named in
+...)` names the test's `cuda` parameter), the name of a member a mock patches
+(`monkeypatch.setattr(torch.version, "cuda", "12.1")`: the qualified-name kind renames it where
+its object and name together are a renamed API), and arguments of calls named in
 `keep_in_calls` (kernel registries keyed on the CUDA device type). Triton modules, whose
 "cuda" is a backend name, are kept whole by the `device-guard` kind.
 
@@ -57,6 +59,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from porter.python.bindings import enclosing_scope, scope_bindings
+from porter.python.kinds._patch_targets import is_member_name
 from porter.python.kinds.literal_text import literal_body
 from porter.core.model import KEPT_CONSTANT, Finding
 from porter.python.context import FileContext
@@ -82,7 +85,7 @@ def _kept_context(ctx: FileContext, node: ast.AST, rule: Rule) -> bool:
         return True
     if isinstance(parent, ast.Dict) and any(k is node for k in parent.keys):
         return True
-    if _is_key_lookup(ctx, node, parent) or _is_parameter_name(ctx, node, parent):
+    if _is_key_lookup(ctx, node, parent) or _is_parameter_name(ctx, node, parent) or is_member_name(ctx, node):
         return True
     keep_calls = rule.params.get("keep_in_calls")
     if keep_calls:
