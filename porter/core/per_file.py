@@ -13,10 +13,12 @@ from porter.core.model import SEVERITIES, Finding
 
 
 def merged_repeats(findings: list[Finding], key: Callable[[Finding], Hashable | None],
-                   describe: Callable[[Finding, list[Finding]], str]) -> list[Finding]:
+                   describe: Callable[[Finding, list[Finding]], str],
+                   lead: Callable[[Finding], tuple] = lambda f: (f.line, f.col)) -> list[Finding]:
     """`findings` with the reports (findings without an edit) that share a `key` (None: on its
-    own) merged into the first by position: its message becomes `describe(first, rest)` and its
-    severity the highest of the group. The others keep their order; merged ones come last."""
+    own) merged into the first by `lead` (by position unless told): its message becomes
+    `describe(first, rest)` and its severity the highest of the group. The others keep their
+    order; merged ones come last."""
     groups: dict[Hashable, list[Finding]] = {}
     for f in findings:
         k = key(f) if f.edit is None else None
@@ -27,7 +29,7 @@ def merged_repeats(findings: list[Finding], key: Callable[[Finding], Hashable | 
         return findings
     out = [f for f in findings if f.edit is not None or key(f) not in merged]
     for group in merged.values():
-        first, *rest = sorted(group, key=lambda f: (f.line, f.col))
+        first, *rest = sorted(group, key=lead)
         severity = min((f.severity for f in group), key=SEVERITIES.index)
         out.append(replace(first, severity=severity, message=describe(first, rest)))
     return out

@@ -20,6 +20,7 @@ from porter.core.suppress import split_suppressed, suppressions
 from porter.core.textio import decode_python, encode_python
 from porter.core.wordregex import ImportScreen, WordScreen
 from porter.python.context import FileContext
+from porter.python.decisions import one_per_decision
 from porter.python.kinds import PYTHON_KINDS
 from porter.python.opscan import KIND as OP_KIND, api_uses, check as op_check
 from porter.rules import ActiveRules, RuleSet
@@ -76,6 +77,8 @@ def rule_findings(ctx: FileContext, rules: ActiveRules, suppressed: dict[int, fr
         findings = _notes_in_tests(ctx, findings, rules.notes_in_tests)
     if suppressed:
         findings, _ = split_suppressed(findings, suppressed, used)
+    if rules.decisions and any(f.rule in rules.decisions for f in findings):
+        findings = one_per_decision(ctx, findings, rules.decisions)
     for kind_name, module in PYTHON_KINDS.items():
         kind_rules = rules.of_kind(kind_name)
         if kind_rules and hasattr(module, "finalize"):

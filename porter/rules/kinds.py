@@ -76,10 +76,13 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     # `callables`: the matched names are functions or classes; assigning to one is a patch, not a use.
     # `unless_called_with`: keyword -> literal values with which a call of a reported name is fine.
     # `note_when_switched_by`: setting names (globs); a use under `if args.<name>:` is a note (the switch is the finding).
+    # `one_decision` (here and for keyword values): rules naming the same decision report once per function
+    # (`load_in_4bit=`, `load_in_8bit=` and a BitsAndBytesConfig: one quantized load; porter/python/decisions.py).
     KindSchema("qualified-name", {"match": _LIST}, {"replace": _DICT, "add_keywords": _DICT, "exact": _BOOL, "report": _BOOL,
                                                     "unless_pinned": _STR, "once_per_file": _BOOL, "note_in_tests": _BOOL,
                                                     "callables": _BOOL, "once_per_folder": _BOOL, "once_per_tree": _BOOL,
-                                                    "unless_called_with": _DICT, "note_when_switched_by": _LIST}),
+                                                    "unless_called_with": _DICT, "note_when_switched_by": _LIST,
+                                                    "one_decision": _STR}),
     KindSchema("method", {"attribute": _STR}, {"replace": _STR, "called": _BOOL}),
     KindSchema("string-literal", {}, {"values": _DICT, "prefixes": _DICT, "flag": _LIST, "keep_in_calls": _LIST,
                                       "report_in_modules": _LIST, "report_in_comparisons": _BOOL,
@@ -96,7 +99,8 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("keyword-value", {"keyword": _STR}, {"values": _LIST, "replace": _STR, "calls": _LIST, "report_unknown": _BOOL,
                                                     "note_in_tests": _BOOL, "also_keywords": _LIST, "unless_values": _LIST,
                                                     "when_importing": _LIST, "once_per_file": _BOOL,
-                                                    "covered_by": _f(str, rule_of_kind="qualified-name")}),
+                                                    "covered_by": _f(str, rule_of_kind="qualified-name"),
+                                                    "one_decision": _STR}),
     KindSchema(LIBRARY_IMPORT, {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
     # `once_per_file`: the rule's findings in one file are one thing to act on (porter/engine/pipeline.py);
     # `once_per_line`: those on one line are (the torch family in one `pip install`);

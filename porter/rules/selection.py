@@ -169,6 +169,12 @@ class ActiveRules:
         return {r.code: r.params["covered_by"] for r in self.rules
                 if r.params.get("covered_by") in self.codes}
 
+    @cached_property
+    def decisions(self) -> dict[str, str]:
+        """Code -> the decision its findings are part of (a rule's `one_decision`): reported
+        once per function with the other rules of that decision."""
+        return {r.code: r.params["one_decision"] for r in self.rules if r.params.get("one_decision")}
+
     def of_kind(self, kind: str) -> list[Rule]:
         """The active rules of one kind (in code order)."""
         return self._by_kind.get(kind, [])
