@@ -15,6 +15,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
@@ -168,7 +169,8 @@ def pip_argument_verdicts(policy: RequirementPolicy, words: list[str],
     is skipped. Requirement files named by -r/-c are converted as files of their own. What a
     command installs from a CUDA index is reviewed as such (torchvision is then an error).
     """
-    if any(policy.is_cuda_index(url) for url in map(resolve, index_urls(words)) if url):
+    cuda_index = any(policy.is_cuda_index(url) for url in map(resolve, index_urls(words)) if url)
+    if cuda_index:
         policy = policy.from_cuda_index()
     out = []
     i = 0
@@ -188,7 +190,33 @@ def pip_argument_verdicts(policy: RequirementPolicy, words: list[str],
             if resolved:
                 out.append((word, argument_verdicts(policy, resolved)))
         i += 1
-    return out
+    return _torch_from_the_index(policy, out) if cuda_index else out
+
+
+# What a requirement rule says of a torch-family release (a pin the target line excludes or
+# admits, a build that must be the target's): the CUDA index it comes from is part of that.
+_RELEASE_OUTCOMES = ("releases-excluded", "releases-admitted", "vendor-build")
+
+
+def _torch_from_the_index(policy: RequirementPolicy, out: list[tuple[str, list[Verdict]]]
+                          ) -> list[tuple[str, list[Verdict]]]:
+    """One command that installs torch (or torchvision, torchaudio) from a CUDA wheel index
+    at a release the target line cannot use, or a build that must be the target's, is one
+    decision, where that torch comes from: the index is named in the first such finding, with
+    what to do about it, and not reported again (LLaMA-Factory's `pip install torch==2.8.0
+    ... --index-url .../cu129` had PRT421 and PRT414, a torchvision from it PRT418 and PRT414).
+    An index that serves nothing else reported (an unpinned torch) stays its own finding."""
+    urls = [v.subject for _, verdicts in out for v in verdicts if v.rule.params["on"] == "index-url"]
+    torch = [v for _, verdicts in out for v in verdicts
+             if v.rule.params["on"] in _RELEASE_OUTCOMES and policy.built_for_cuda(v.subject)]
+    if not urls or not torch:
+        return out
+    # Said once, with the first of them (the family on one line is one finding, once_per_line).
+    first = torch[0]
+    named = {id(first): replace(first, message=f"{first.message} It comes from the CUDA wheel index {urls[0]}.",
+                                suggestion=f"{policy.rules['index-url'].suggestion} {first.suggestion or ''}".strip())}
+    return [(word, [named.get(id(v), v) for v in verdicts if v.rule.params["on"] != "index-url"])
+            for word, verdicts in out]
 
 
 def find_requirements(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:

@@ -69,6 +69,12 @@ class RequirementPolicy:
         """The same policy for requirements installed from a CUDA wheel index."""
         return replace(self, cuda_index=True)
 
+    def built_for_cuda(self, name: str | None) -> bool:
+        """Whether a CUDA wheel index builds `name` for CUDA, where the target has a build of
+        its own (torch, torchvision, torchaudio: the table strips their +cuXXX label)."""
+        entry = self.table.by_distribution(name) if name else None
+        return entry is not None and entry.strip_local_version
+
     def is_cuda_index(self, url: str) -> bool:
         """Whether `url` is a CUDA wheel index or wheel (the `index-url` rule's patterns)."""
         rule = self.rules.get("index-url")
