@@ -261,7 +261,8 @@ def _constraints_step(src: Path, opts: ConvertOptions, report: dict, place: Repo
         "derived": "Each distribution porter's package table bounds on this line: the repository's own pin where it "
                    "holds only working releases, its range with the floor raised where it admits older ones, the "
                    "table's range where the pin excludes them all; pins are read from requirements.txt, "
-                   "pyproject.toml, setup.cfg and setup.py at the root of the tree.",
+                   "pyproject.toml (optional dependencies too), setup.cfg, setup.py and environment.yml "
+                   "at the root of the tree.",
         "rows": [c.plain() for c in rows],
     }
     text = render_constraints(rows, opts.target, opts.version)

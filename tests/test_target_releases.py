@@ -175,3 +175,16 @@ def test_repository_of(url: str, expected: str | None) -> None:
     from porter.tables.packages import repository_of
 
     assert repository_of(url) == expected
+
+
+def test_constraints_read_conda_environments_and_optional_dependencies(tmp_path: Path) -> None:
+    """Pins of environment.yml (conda packages by their PyPI names, and its pip list) and of
+    pyproject's optional dependencies (`pip install .[train]`) are the repository's pins too."""
+    (tmp_path / "environment.yml").write_text(
+        "name: demo\ndependencies:\n  - pytorch=2.1.0=py3.10_cuda11.8_0\n  - pip\n  - pip:\n    - accelerate==0.20.3\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "demo"\ndependencies = ["peft"]\n[project.optional-dependencies]\ntrain = ["deepspeed==0.12.6"]\n')
+    rows = {c.name: c for c in derive_constraints(tmp_path, "mlu", "2.4")}
+    assert rows["torch"].pinned == "==2.1.0.*" and "PRT421" in rows["torch"].why
+    assert rows["accelerate"].pinned == "==0.20.3"
+    assert rows["deepspeed"].pinned == "==0.12.6" and rows["deepspeed"].specifier == ">=0.15.2"

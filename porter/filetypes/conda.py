@@ -90,6 +90,15 @@ def _review_conda(policy: RequirementPolicy, name: str, rest: str) -> list[Verdi
     return policy.review(_PYPI_NAMES.get(name.lower(), name) + _pip_version(rest), editable=False)
 
 
+def pip_requirement(spec: str) -> str:
+    """A conda package spec as the PEP 508 requirement of its PyPI distribution
+    (`pytorch=2.0.1=py3.9_cuda11.7_0` -> `torch==2.0.1.*`); the spec itself when it is not one."""
+    match = _SPEC.match(spec)
+    if match is None:
+        return spec
+    return _PYPI_NAMES.get(match.group(2).lower(), match.group(2)) + _pip_version(match.group(3))
+
+
 # conda's version part: `=2.0.1` (2.0.1 or a patch of it), `==2.0.1`, `>=2.0,<2.5`, then a build string.
 _CONDA_VERSION = re.compile(r"\s*(=|==|>=|<=|>|<|!=)\s*([0-9][0-9A-Za-z.*]*)((?:\s*,\s*(?:==|>=|<=|>|<|!=)\s*[0-9][0-9A-Za-z.*]*)*)(?:[=\s]|$)")
 

@@ -2,7 +2,7 @@
 
 Derived from two things only: the releases that work on the target line (the package table's
 `releases`, each with its source) and the repository's own pins at the root of the tree
-(requirements.txt, pyproject.toml, setup.cfg, setup.py: filetypes/pins.py). Per distribution
+(requirements.txt, pyproject.toml, setup.cfg, setup.py, environment.yml: filetypes/pins.py). Per distribution
 the table knows: the repository's range where it holds only working releases; its range with
 the floor raised where it admits older ones; the table's range, with a comment naming the
 repository's pin, where the pin excludes every working release. `pip install -r

@@ -3,8 +3,9 @@
 A rule may say `unless_pinned = "transformers>=5.4.0"`: it is off for a project whose own
 requirements guarantee that release, and on wherever they admit an older one or do not name
 the distribution (nothing is known then). The requirements are those at the root of the tree:
-requirements.txt, `[project] dependencies` of pyproject.toml, `install_requires` of setup.cfg
-and of setup.py (string literals, or a module-level list passed there). Only lower bounds
+requirements.txt, `[project] dependencies` and optional-dependencies of pyproject.toml,
+`install_requires` of setup.cfg and of setup.py (string literals, or a module-level list
+passed there), and environment.yml (conda packages by their PyPI names, its `pip:` list). Only lower bounds
 decide (`>=`, `>`, `==`, `~=`, `===`), and every place that names the distribution must
 guarantee it: pip may install from any of them.
 """
@@ -117,7 +118,7 @@ def _lower_bound(specifier: str):
     return floor
 
 
-PIN_FILES = ("requirements.txt", "pyproject.toml", "setup.cfg", "setup.py")
+PIN_FILES = ("requirements.txt", "pyproject.toml", "setup.cfg", "setup.py", "environment.yml")
 
 Remember = Callable[[str, list[Path], Callable[[], list[str]]], list[str]]
 
@@ -145,13 +146,13 @@ def read_pins(root: Path, wanted: set[str]) -> ProjectPins:
     broken files say nothing."""
     spellings = {spelling for name in wanted for spelling in (name, name.replace("-", "_"), name.replace("-", "."))}
     found: list[tuple[str, str]] = []
-    for reader, name in zip((_requirements_txt, _pyproject, _setup_cfg, _setup_py), PIN_FILES):
+    for reader, name in zip((_requirements_txt, _pyproject, _setup_cfg, _setup_py, _environment_yml), PIN_FILES):
         text = _text(root / name)
         if text is None or not any(spelling in text.lower() for spelling in spellings):
             continue
         try:
             strings = reader(text)
-        except (ValueError, SyntaxError, RecursionError):  # tomllib's and configparser's errors are ValueErrors
+        except (ValueError, SyntaxError, RecursionError, ImportError):  # tomllib's, configparser's and yaml's errors are ValueErrors
             continue
         for string in strings:
             match = _REQUIREMENT.match(string)
@@ -175,8 +176,33 @@ def _requirements_txt(text: str) -> list[str]:
 
 
 def _pyproject(text: str) -> list[str]:
-    dependencies = tomllib.loads(text).get("project", {}).get("dependencies", [])
-    return [d for d in dependencies if isinstance(d, str)]
+    """`[project] dependencies` and every optional-dependencies group (`pip install .[train]`
+    installs those pins as well)."""
+    project = tomllib.loads(text).get("project", {})
+    groups = project.get("optional-dependencies", {})
+    lists = [project.get("dependencies", []), *(groups.values() if isinstance(groups, dict) else ())]
+    return [d for deps in lists if isinstance(deps, list) for d in deps if isinstance(d, str)]
+
+
+def _environment_yml(text: str) -> list[str]:
+    """A conda environment's packages as PEP 508 strings (pytorch=2.0.1 -> torch==2.0.1.*) and its
+    `pip:` list as it is."""
+    import yaml
+
+    from porter.filetypes.conda import pip_requirement
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc)) from exc
+    dependencies = data.get("dependencies", []) if isinstance(data, dict) else []
+    out: list[str] = []
+    for item in dependencies if isinstance(dependencies, list) else []:
+        if isinstance(item, str):
+            out.append(pip_requirement(item))
+        elif isinstance(item, dict) and isinstance(item.get("pip"), list):
+            out += [line for line in item["pip"] if isinstance(line, str) and not line.startswith("-")]
+    return out
 
 
 def _setup_cfg(text: str) -> list[str]:
