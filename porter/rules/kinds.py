@@ -91,7 +91,8 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
                                       "covered_by": _f(str, rule_of_kind="qualified-name")}),
     # `off_values`: values that switch the variable off (`RWKV_CUDA_ON=0`): set to one, it is not reported.
     # `notes`: name pattern -> why setting it changes nothing that runs on the target (a note, not a finding).
-    KindSchema("env-var", {"names": _LIST}, {"replace": _DICT, "off_values": _LIST, "notes": _DICT}),
+    # `launcher_exports`: the names torchrun sets in every worker; in a list of several of them, one is kept.
+    KindSchema("env-var", {"names": _LIST}, {"replace": _DICT, "off_values": _LIST, "notes": _DICT, "launcher_exports": _LIST}),
     # `covered_by` (here and for string literals): a qualified-name rule; the argument given in a call that rule reports
     # (BitsAndBytesConfig(load_in_4bit=True)) is left to it: one thing to act on, one finding.
     # `also_keywords`: other names of the same setting; `unless_values`: literals with which it asks for nothing;

@@ -6,6 +6,11 @@ also in f-strings) is renamed per `replace` (exact names, or prefixes ending in 
 as `TORCH_NCCL_`), or reported when the name has no counterpart. Prose that merely
 mentions the variable is left alone.
 
+With `launcher_exports` (the names torchrun sets in every worker), such a name is kept, without a
+word (nothing to do), in a list, tuple or set of names that holds another of them: `for v in ("RANK",
+"WORLD_SIZE", "TORCH_NCCL_ASYNC_ERROR_HANDLING"): env.pop(v, None)` strips what torchrun set,
+and torchrun sets the CUDA name whatever the backend.
+
 A rule with `off_values` names switches (`RWKV_CUDA_ON` turns a library's CUDA kernel on):
 one set to an off value (`os.environ["RWKV_CUDA_ON"] = "0"`, `"RWKV_CUDA_ON=0 python ..."`)
 already keeps the kernel off and is not reported.
@@ -122,7 +127,9 @@ def _mentions(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             rule = rule_for_name(node.value, rules)
             if rule is not None:
                 body = literal_body(source)
-                if body is not None and source[body[0]:body[1]] == node.value and not _switched_off(rule, _assigned_value(ctx, node)):
+                if body is None or source[body[0]:body[1]] != node.value or _switched_off(rule, _assigned_value(ctx, node)):
+                    continue
+                if not _among_launcher_exports(ctx, node, rule):
                     yield _finding(ctx, rule, node.value, start + body[0])
                 continue
         if "=" not in source:
@@ -135,6 +142,22 @@ def _mentions(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             rule = rule_for_name(name, rules)
             if rule is not None and not _switched_off(rule, command[offset + len(name) + 1:].split(" ", 1)[0]):
                 yield _finding(ctx, rule, name, start + body[0] + offset)
+
+
+def _among_launcher_exports(ctx: FileContext, node: ast.Constant, rule: Rule) -> bool:
+    """A name the launcher sets (`launcher_exports`: torchrun exports TORCH_NCCL_ASYNC_ERROR_HANDLING
+    with RANK, WORLD_SIZE, MASTER_ADDR...) in a list, tuple or set of names that holds another of
+    them: a list of what torchrun set, which the code strips from a child's environment or
+    hands on. torchrun sets the CUDA name on every backend, so renamed, the name would miss it."""
+    exports = rule.params.get("launcher_exports")
+    parent = ctx.parents.get(node)
+    if not exports or not isinstance(parent, (ast.List, ast.Tuple, ast.Set)):
+        return False
+    names = [e.value for e in parent.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if len(names) != len(parent.elts):
+        return False
+    exported = [n for n in names if any(fnmatch.fnmatchcase(n, p) for p in exports)]
+    return node.value in exported and len(exported) > 1
 
 
 def _assigned_value(ctx: FileContext, node: ast.AST) -> object:
