@@ -19,8 +19,9 @@ setting (an option or attribute that names the stack, `--vllm.sync_backend`, or 
 the function hands to that call), and, with `report_in_comparisons`,
 compared with anything but a call into torch (`if args.backend == "nccl"` compares with a
 value a launch script or config passes, which porter may not have changed) or a variable
-that only ever holds literals rewritten in the same run (`backend = "nccl" if ... else
-"gloo"`: the comparison follows it and is rewritten with it).
+that only ever holds literals rewritten in the same run or what torch answers (`backend =
+"nccl" if ... else "gloo"`, `backend = dist.get_backend()`: the comparison follows it and is
+rewritten with it).
 
 A device literal in a decorator (`@pytest.mark.runs_on(["cuda"])`) of a test that needs a
 CUDA-only stack (`keep_in_decorators_near`: a word found in that test's decorators, in the
@@ -186,17 +187,22 @@ def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
     parent = ctx.parents.get(node)
     if rule.params.get("report_in_comparisons") and isinstance(parent, ast.Compare):
         others = [parent.left, *parent.comparators]
-        if not all(o is node or (isinstance(o, ast.Call) and (ctx.imports.resolve(o.func) or "").startswith("torch."))
-                   or _rewritten_literals_only(ctx, o, rule) for o in others):
+        if not all(o is node or _torch_call(ctx, o) or _follows_the_port(ctx, o, rule) for o in others):
             return "compared with a value porter cannot follow (a launch script or config may still pass it)"
     return None
 
 
-def _rewritten_literals_only(ctx: FileContext, other: ast.AST, rule: Rule) -> bool:
+def _torch_call(ctx: FileContext, node: ast.AST) -> bool:
+    """A call into torch (`dist.get_backend()`): on the target it answers the target's value."""
+    return isinstance(node, ast.Call) and (ctx.imports.resolve(node.func) or "").startswith("torch.")
+
+
+def _follows_the_port(ctx: FileContext, other: ast.AST, rule: Rule) -> bool:
     """Whether `other` is a variable that only ever holds literals this rule rewrites in this
     very run (`backend = "nccl" if torch.cuda.is_available() else "gloo"` ... `if backend ==
-    "nccl"`): the comparison follows its value, so it is rewritten with it. Every binding of
-    the name in its scope is such a literal; a parameter counts by its default (`def
+    "nccl"`) or what torch answers (`backend = dist.get_backend()`, "cncl" on the target): the
+    comparison follows its value, so it is rewritten with it. Every binding of
+    the name in its scope is such a literal or call; a parameter counts by its default (`def
     __init__(self, backend="nccl")` ... `assert backend == "nccl"`: the default is rewritten,
     and a caller's "nccl" could not work on the target anyway). Not a global, nor a loop
     variable, nor a parameter without a default."""
@@ -218,11 +224,13 @@ def _rewritten_literals_only(ctx: FileContext, other: ast.AST, rule: Rule) -> bo
             literals.append(value.body)
             value = value.orelse
         literals.append(value)
+    answers = [v for v in literals if _torch_call(ctx, v)]
+    literals = [v for v in literals if not _torch_call(ctx, v)]
     if not all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in literals):
         return False
     known = rule.params.get("values", {})
     rewritten = [v for v in literals if v.value in known]  # ("gloo" stays as it is)
-    return bool(rewritten) and all(_foreign_use(ctx, v, rule) is None and _named_constant(ctx, v, v.value) is None
+    return bool(rewritten or answers) and all(_foreign_use(ctx, v, rule) is None and _named_constant(ctx, v, v.value) is None
                                    for v in rewritten)
 
 
@@ -466,6 +474,14 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                     yield ctx.finding(rule, node, f'"{value}" is {foreign}: kept; change it by hand if it is a torch backend',
                                       subject=value, severity="warning")
                 continue
+            branch = _kept_device_branch(ctx, node, rule) if value in values else None
+            if branch is not None:
+                test, constant = branch
+                yield ctx.finding(rule, node, f'"{value}" is chosen when `{test}` holds, a test the port keeps ({constant} '
+                                  f'is a constant named for its device, kept): kept for that device; on '
+                                  f'{ctx.target.upper()} this branch is not taken, so add one for it that chooses '
+                                  f'"{values[value]}"', subject=value, severity="warning")
+                continue
             stack = _cuda_only_test(ctx, node, rule.params.get("keep_in_decorators_near", ()))
             if stack is not None:
                 # A note: the kept marker already keeps the test off the target; nothing to do.
@@ -501,6 +517,45 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 if not first.value.startswith(tuple(prefixes)) or not _is_device_text(node) or _kept_context(ctx, node, rule):
                     continue
                 yield from _rewrite(ctx, rule, node, {}, prefixes)
+
+
+def _kept_device_branch(ctx: FileContext, node: ast.AST, rule: Rule) -> tuple[str, str] | None:
+    """(test, constant) when `node` is chosen under a test for a device that the port keeps:
+    the body of `if`/`elif` or of `x if test else y`, where the test compares with a constant
+    named for a device of `device_tables` (`DeviceType.CUDA`, which porter never rewrites: see
+    _named_constant), as LLaMA-Factory's process-group helper does (`elif accelerator.type ==
+    DeviceType.CUDA: return "nccl"`). That branch still runs on CUDA only: rewritten, its
+    backend would be wrong on CUDA and never reached on the target."""
+    devices = tuple(rule.params.get("device_tables", ()))
+    child, parent = node, ctx.parents.get(node)
+    while devices and parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        test = None
+        if isinstance(parent, ast.If) and any(child is s for s in parent.body):
+            test = parent.test
+        elif isinstance(parent, ast.IfExp) and child is parent.body:
+            test = parent.test
+        constant = _device_constant_tested(ctx, test, devices) if test is not None else None
+        if constant is not None:
+            return ctx.text[slice(*ctx.span(test))], constant
+        child, parent = parent, ctx.parents.get(parent)
+    return None
+
+
+def _device_constant_tested(ctx: FileContext, test: ast.AST, devices: tuple[str, ...]) -> str | None:
+    """The constant named for one of `devices` that `test` says equals something
+    (`x.type == DeviceType.CUDA`, `device in (Device.CUDA, ...)`): an UPPER_CASE name of the
+    project's own, not one that resolves into torch (ProfilerActivity.CUDA has its own rename)."""
+    for compare in (n for n in ast.walk(test) if isinstance(n, ast.Compare)):
+        if not all(isinstance(op, (ast.Eq, ast.Is, ast.In)) for op in compare.ops):
+            continue
+        for operand in [compare.left, *compare.comparators]:
+            for name_node in (operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]):
+                name = getattr(name_node, "attr", getattr(name_node, "id", ""))
+                if not name.isupper() or not {w.lower() for w in _WORDS.findall(name)} & set(devices):
+                    continue
+                if not (ctx.imports.resolve(name_node) or "").startswith("torch."):
+                    return ctx.text[slice(*ctx.span(name_node))]
+    return None
 
 
 def _device_table(ctx: FileContext, node: ast.AST, rule: Rule) -> tuple[str, str] | tuple[()] | None:
