@@ -247,6 +247,57 @@ def test_cncl_backend_with_two_processes(built, tmp_path):
     assert got[0]["ddp_grad"] == got[1]["ddp_grad"] == [[12.0, 12.0, 12.0, 12.0]]
 
 
+OBJECTS_AND_MESH_SCRIPT = """
+import os, json, torch, torch_mlu, torch.distributed as dist
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.tensor import Shard, distribute_tensor
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]); torch.mlu.set_device(rank)
+dist.init_process_group("cncl")
+out = {"object_device": dist.distributed_c10d._get_object_coll_device()}
+got = [None] * world
+dist.all_gather_object(got, {"rank": rank, "t": torch.full((1,), float(rank), device="mlu")})
+out["all_gather_object"] = [[g["rank"], str(g["t"].device), g["t"].tolist()] for g in got]
+objs = [f"from{rank}", {"n": rank}]; dist.broadcast_object_list(objs, src=world - 1); out["broadcast_object_list"] = objs
+gathered = [None] * world if rank == 0 else None
+dist.gather_object(("r", rank), gathered, dst=0); out["gather_object"] = gathered
+one = [None]; dist.scatter_object_list(one, [f"to{i}" for i in range(world)] if rank == 0 else None, src=0)
+out["scatter_object_list"] = one[0]
+mesh = init_device_mesh("mlu", (2, world // 2), mesh_dim_names=("dp", "tp"))
+t = torch.full((1,), float(rank), device="mlu"); dist.all_reduce(t, group=mesh["tp"].get_group())
+out["mesh"] = [mesh.device_type, dist.get_backend(mesh["dp"].get_group()), mesh["dp"].size(), t.item()]
+flat = init_device_mesh("mlu", (world,))
+d = distribute_tensor(torch.arange(float(2 * world), device="mlu"), flat, [Shard(0)])
+out["dtensor"] = [d.to_local().tolist(), d.full_tensor().tolist(), str(d.to_local().device)]
+with open(os.path.join(os.environ["RESULTS"], f"rank{rank}.json"), "w") as f:
+    json.dump(out, f)
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("world", [2, 4])
+def test_object_collectives_and_device_meshes_on_cncl(built, tmp_path, world):
+    """As on NCCL: objects are pickled into tensors on the current mlu device (the group has
+    "mlu" as its device), tensors inside them keep their device, and meshes and DTensors
+    build on cncl groups."""
+    script = tmp_path / "objects.py"
+    script.write_text(OBJECTS_AND_MESH_SCRIPT, encoding="utf-8")
+    proc = emulated([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(world),
+                     str(script)], devices=world, timeout=300, RESULTS=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    for rank in range(world):
+        out = json.loads((tmp_path / f"rank{rank}.json").read_text(encoding="utf-8"))
+        assert out["object_device"] == "mlu"
+        assert out["all_gather_object"] == [[r, f"mlu:{r}", [float(r)]] for r in range(world)]
+        assert out["broadcast_object_list"] == [f"from{world - 1}", {"n": world - 1}]
+        assert out["gather_object"] == ([["r", r] for r in range(world)] if rank == 0 else None)
+        assert out["scatter_object_list"] == f"to{rank}"
+        tp = world // 2
+        first = rank - rank % tp  # the tp group holds ranks first .. first+tp-1
+        assert out["mesh"] == ["mlu", "cncl", 2, float(sum(range(first, first + tp)))]
+        assert out["dtensor"] == [[2.0 * rank, 2.0 * rank + 1], [float(i) for i in range(2 * world)], f"mlu:{rank}"]
+
+
 TRAINER_SCRIPT = """
 import torch, torch_mlu
 from transformers import LlamaConfig, LlamaForCausalLM, Trainer, TrainingArguments

@@ -46,10 +46,25 @@ def _check_op(opts: Any) -> None:
         raise ValueError(f"cncl does not support the reduction {name}")
 
 
+def _in_turn(works: list) -> Any:
+    """One Work for collectives gloo has no coalesced form of (DTensor's redistribution calls
+    them): every one but the last is waited for here, the last is the caller's to wait on."""
+    for work in works[:-1]:
+        work.wait()
+    return works[-1]
+
+
 class CnclProcessGroup(dist.ProcessGroup):
     def __init__(self, store: Any, rank: int, size: int, timeout: timedelta) -> None:
         super().__init__(rank, size)
         self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
+        # torch returns a Python group as it is, with no backend attached: its device list was
+        # empty, so object collectives chose "cpu" (and met our CPU check), and the group's
+        # name, which C++ keeps on the backends, could not be set (device meshes failed
+        # with "ProcessGroup name not set"). Attached for "mlu" as ProcessGroupNCCL is for
+        # "cuda": objects travel as tensors on the current mlu device. Collectives still come
+        # here; torch's C++ calls the group's methods, which this class overrides.
+        self._register_backend(torch.device("mlu"), dist.ProcessGroup.BackendType.CUSTOM, self._gloo)
 
     def getBackendName(self) -> str:  # noqa: N802 (torch's name)
         return "cncl"
@@ -85,7 +100,9 @@ class CnclProcessGroup(dist.ProcessGroup):
         return self._allgather_base(output, input, opts)
 
     def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
-        return self._gloo.allgather_into_tensor_coalesced(_cpus(outputs), _cpus(inputs), opts or dist.AllgatherOptions())
+        return _in_turn([self._allgather_base(o, i, opts) for o, i in zip(outputs, inputs)])
+
+    all_gather_single_coalesced = allgather_into_tensor_coalesced
 
     def reduce_scatter(self, outputs, input_lists, opts=None):
         opts = opts or dist.ReduceScatterOptions()
@@ -102,7 +119,9 @@ class CnclProcessGroup(dist.ProcessGroup):
         return self._reduce_scatter_base(output, input, opts)
 
     def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
-        return self._gloo.reduce_scatter_tensor_coalesced(_cpus(outputs), _cpus(inputs), opts or dist.ReduceScatterOptions())
+        return _in_turn([self._reduce_scatter_base(o, i, opts) for o, i in zip(outputs, inputs)])
+
+    reduce_scatter_single_coalesced = reduce_scatter_tensor_coalesced
 
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
         return self._gloo.alltoall_base(_cpu(output), _cpu(input), output_split_sizes, input_split_sizes,
