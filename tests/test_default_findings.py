@@ -79,7 +79,7 @@ def _codes(name: str, text: str, rules: ActiveRules = DEFAULT) -> list[tuple[str
 
 
 def test_a_kernel_module_is_one_finding():
-    assert _codes("kernels/add.py", TRITON_MODULE) == [("PRT309", 3, "warning")]
+    assert _codes("kernels/add.py", TRITON_MODULE) == [("PRT602", 3, "warning")]
 
 
 def test_an_inference_engine_adapter_with_a_guarded_import_is_a_note():
@@ -337,3 +337,14 @@ def test_a_rename_its_rule_also_reports_is_one_finding():
     text = b"import torch\ntorch.cuda.ipc_collect()\nmajor, _ = torch.cuda.get_device_capability()\n"
     found = [(f.rule, f.line) for f in check_bytes("api.py", text, DEFAULT).findings if f.rule != "PRT107"]
     assert found == [("PRT109", 2), ("PRT308", 3)]
+
+
+def test_a_kept_module_says_why_in_its_own_words():
+    """Kept modules have their own code (PRT602, not the availability guard's PRT309), and a
+    module whose Triton import is guarded is not said to import it at its top: it defines
+    Triton kernels (Megatron-LM's MoE activations)."""
+    guarded = ("import torch\ntry:\n    import triton\nexcept ImportError:\n    triton = None\n\n\n"
+               "@triton.jit\ndef kernel(x):\n    pass\n\n\ndef run(x):\n    return x.cuda()\n")
+    (found,) = check_bytes("moe/activations.py", guarded.encode(), DEFAULT).findings
+    assert (found.rule, found.line) == ("PRT602", 8)
+    assert "defines triton kernels (@triton.jit)" in found.message and "at top level" not in found.message

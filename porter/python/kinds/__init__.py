@@ -16,6 +16,7 @@ from porter.python.kinds import (
     device_guard,
     env_var,
     import_insert,
+    kernel_module,
     keyword_value,
     library_import,
     method,
@@ -33,6 +34,7 @@ _MODULES = {
     "keyword-value": keyword_value,
     "library-import": library_import,
     "requirement-string": requirement_string,
+    "kernel-module": kernel_module,
     "device-guard": device_guard,
     "import-insert": import_insert,
 }

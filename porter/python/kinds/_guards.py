@@ -1,5 +1,5 @@
 """What device-guard looks for in a file's tree: CUDA checks, the `if` chains they test,
-other devices' branches, CUDA-only code, and GPU kernel languages imported at top level.
+other devices' branches and CUDA-only code.
 
 Pure questions about an ast; device_guard.py decides what to do with the answers.
 """
@@ -10,9 +10,6 @@ import ast
 
 from porter.python.context import FileContext
 from porter.rules import Rule
-
-_KERNEL_DECORATORS = ("jit", "autotune", "heuristics")
-
 
 def call_name(node: ast.Call) -> str | None:
     func = node.func
@@ -102,73 +99,3 @@ def chain(node: ast.If) -> list[ast.If]:
 
 def is_elif(ctx: FileContext, branch: ast.If) -> bool:
     return ctx.text.startswith("elif", ctx.span(branch)[0])
-
-
-def monkey_patch(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, str] | None:
-    """The import that makes this a monkey patch built on one of `modules` (flash-attn): the
-    module imports it unconditionally and swaps one of its own functions or classes into a
-    module it imports (`transformers.models.llama.modeling_llama.LlamaAttention.forward =
-    forward`). A module that only uses such a library (its padding helpers), or that patches
-    in another library's name, is not one: it is ported, and the import reported."""
-    # A patch module's `try: import xformers ... except ImportError: log` still patches with
-    # it: the import counts in any top-level `try:`.
-    found = top_level_import(ctx, modules, optional_in_try=False) if modules else None
-    if found is None:
-        return None
-    own = {f.name for f in ctx.tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    for assign in ctx.nodes(ast.Assign):
-        swapped_in = isinstance(assign.value, ast.Name) and assign.value.id in own
-        if swapped_in and any(isinstance(t, ast.Attribute) and ctx.imports.resolve(t.value) for t in assign.targets):
-            return found
-    return None
-
-
-def top_level_import(ctx: FileContext, modules: list[str], optional_in_try: bool = True) -> tuple[ast.AST, str] | None:
-    """The import that makes this a kernel module, if it is one.
-
-    A module is a kernel module when it imports a kernel language unconditionally (module
-    body, or a top-level `try:` whose handlers raise) or when it defines kernels
-    (`@triton.jit`, `@triton.autotune`). An import under `if cuda_available:`, or in a `try:`
-    whose handlers carry on without it (`except ImportError: pass`, a flag set to False), is
-    optional: the module runs without that stack, so it is ported.
-    """
-    stack = list(ctx.tree.body)
-    while stack:
-        stmt = stack.pop(0)
-        if isinstance(stmt, ast.Try):
-            if not (optional_in_try and _carries_on_without(stmt)):
-                stack[:0] = stmt.body
-            continue
-        if isinstance(stmt, ast.Import):
-            names = [a.name for a in stmt.names]
-        elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
-            # `from numba import cuda` imports numba.cuda, which a dotted entry names.
-            names = [stmt.module, *(f"{stmt.module}.{a.name}" for a in stmt.names)]
-        else:
-            names = []
-        for name in names:
-            module = _listed(name, modules)
-            if module is not None:
-                return stmt, module
-    for fn in ctx.nodes(ast.FunctionDef):
-        for deco in fn.decorator_list:
-            target = deco.func if isinstance(deco, ast.Call) else deco
-            qual = ctx.imports.resolve(target) or ""
-            module = _listed(qual.rpartition(".")[0], modules)
-            if module is not None and qual.rsplit(".", 1)[-1] in _KERNEL_DECORATORS:
-                return deco, module
-    return None
-
-
-def _listed(name: str, modules: list[str]) -> str | None:
-    """The entry of `modules` that `name` is or lies under (`triton.language` under triton,
-    `numba.cuda` itself; `numba` alone is not under `numba.cuda`)."""
-    for module in modules:
-        if name == module or name.startswith(module + "."):
-            return module
-    return None
-
-
-def _carries_on_without(stmt: ast.Try) -> bool:
-    """Whether a `try:` has handlers and none of them raises: what it imports is optional."""
-    return bool(stmt.handlers) and not any(isinstance(n, ast.Raise) for h in stmt.handlers for n in ast.walk(h))

@@ -12,14 +12,9 @@ names, or bare names for local helpers such as `is_torch_cuda_available`):
   `target_check`, is inserted before it and the CUDA branch is kept;
 - otherwise the guarded code is being ported: the check is converted in place.
 
-Checks outside `if` tests (`x = npu() or cuda()`) are converted in place too. A module
-that imports a GPU kernel language or another vendor's stack (`kernel_modules`: Triton,
-TensorRT-LLM, Intel IPEX) at its top level is that stack's code through and through: all of
-it is kept, with one finding at that import and no other. So is a monkey patch built on a
-CUDA-only library (`patch_modules`: flash-attn), which swaps a model's attention for the
-library's kernels and has nothing to port. An optional import of a kernel language or
-vendor stack (in a `try:` whose handlers carry on without it) does not make a module that
-stack's code: sd-scripts' device helpers try IPEX and run without it.
+Checks outside `if` tests (`x = npu() or cuda()`) are converted in place too. A module the
+kernel-module kind keeps whole (Triton kernels, a CUDA extension's wrapper, a flash-attn
+monkey patch: porter/python/kinds/kernel_module.py) is left as it is.
 """
 
 from __future__ import annotations
@@ -41,6 +36,8 @@ def screen_words(rules: list[Rule]) -> set[str]:
 
 
 def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
+    if any(f.subject and f.subject.startswith(KEPT_MODULE) for f in findings):
+        return findings  # kept whole (its one finding, kinds/kernel_module.py): nothing in it is ported
     for rule in rules:
         findings = _apply(ctx, rule, findings)
     return findings
@@ -53,21 +50,6 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     seen_elifs: set[int] = set()
     keep: list[tuple[int, int, str]] = []  # (start, end, why)
     extra: list[Finding] = []
-    kernel_import = guards.top_level_import(ctx, p.get("kernel_modules", []))
-    patch_import = guards.monkey_patch(ctx, p.get("patch_modules", [])) if kernel_import is None else None
-    if kernel_import is not None or patch_import is not None:
-        node, module = kernel_import or patch_import
-        why = (f"it imports {module} at top level (a GPU kernel language or another vendor's stack), which does not run on the target"
-               if kernel_import else f"it patches other modules with {module} (imported at top level), whose CUDA kernels do not run on the target")
-        # The subject lets the tree's run fold a folder of such modules into one finding
-        # (porter/engine/folding.py).
-        extra.append(ctx.finding(rule, node, f"module kept as it is: {why}", severity="warning",
-                                 suggestion="Use the PyTorch fallback path of this code on the target (SDPA for FlashAttention), or port the kernels by hand.",
-                                 subject=f"{KEPT_MODULE}{module}"))
-        # One finding for the whole module: nothing in it is ported, so neither its would-be
-        # edits nor the notes that go with them (an NVIDIA capability threshold) nor its
-        # imports are listed one by one.
-        return extra
     checked = guards.checked_ifs(ctx, rule)
     for top in ctx.nodes(ast.If) if checked else ():
         if id(top) in seen_elifs:
