@@ -348,3 +348,6 @@ def test_a_kept_module_says_why_in_its_own_words():
     (found,) = check_bytes("moe/activations.py", guarded.encode(), DEFAULT).findings
     assert (found.rule, found.line) == ("PRT602", 8)
     assert "defines triton kernels (@triton.jit)" in found.message and "at top level" not in found.message
+    extension = "import torch\nimport mlp_cuda\n\n\ndef test_mlp():\n    x = torch.ones(2).cuda()\n"
+    (found,) = check_bytes("tests/test_mlp.py", extension.encode(), DEFAULT).findings
+    assert (found.rule, found.line, found.subject) == ("PRT602", 2, "module:mlp_cuda")

@@ -110,9 +110,9 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
                {"url_patterns": _LIST, "once_per_file": _BOOL, "once_per_subject": _BOOL, "once_per_tree": _BOOL,
                 "once_per_line": _BOOL},
                example_file="requirements.txt"),
-    # `kernel_modules`: kernel languages and other vendors' stacks; `patch_modules`: CUDA-only libraries a
-    # monkey patch swaps in.
-    KindSchema("kernel-module", {"kernel_modules": _LIST}, {"patch_modules": _LIST}),
+    # `kernel_modules`: kernel languages and other vendors' stacks; `extension_suffixes`: how a compiled CUDA
+    # extension's module name ends (`_cuda`); `patch_modules`: CUDA-only libraries a monkey patch swaps in.
+    KindSchema("kernel-module", {"kernel_modules": _LIST}, {"extension_suffixes": _LIST, "patch_modules": _LIST}),
     KindSchema("device-guard", {"checks": _LIST, "target_check": _STR, "other_devices": _LIST},
                {"cuda_only_modules": _LIST, "cuda_only_strings": _LIST, "target_device": _STR}),
     # `also_when_importing` + `also_when_edited_by`: a module that imports one of those libraries

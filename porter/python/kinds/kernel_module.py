@@ -1,11 +1,15 @@
 """Kind `kernel-module`: a module that is another stack's kernel code through and through is
 kept as it is, with one finding at what makes it so and nothing else.
 
-Three shapes, read from the module's top:
+Four shapes, read from the module's top:
 
 - it imports a GPU kernel language or another vendor's stack (`kernel_modules`: Triton,
   Numba's CUDA kernels, TensorRT-LLM, Intel IPEX) unconditionally: in its body, or in a
   top-level `try:` whose handlers raise again;
+- it imports a compiled CUDA extension unconditionally (`extension_suffixes`: a module named
+  `*_cuda`, apex's `fused_layer_norm_cuda`, flash-attention's `flash_attn_2_cuda`): it cannot
+  even be imported on the target, so a test or a benchmark of that extension cannot start,
+  and its device strings and `.cuda()` calls are no edits to make;
 - it defines kernels in such a language (`@triton.jit`, `@triton.autotune`) while its import
   of it is guarded: it imports without the language, and its kernels still cannot run;
 - it is a monkey patch built on a CUDA-only library (`patch_modules`: flash-attn, xformers):
@@ -32,11 +36,14 @@ from collections.abc import Callable
 
 from porter.core.model import KEPT_MODULE, Finding
 from porter.python.context import FileContext
+from porter.python.kinds.library_import import is_own
 from porter.rules import Rule
 
 _KERNEL_DECORATORS = ("jit", "autotune", "heuristics")
 _SUGGESTION = {
     "language": "Use the PyTorch fallback path of this code on the target, or port the kernels by hand.",
+    "extension": "Port the extension's kernels to BANG C (torch_mlu.utils.cpp_extension.MLUExtension), or use the "
+                 "PyTorch path of the code that imports this module; its tests and benchmarks run where CUDA does.",
     "patch": "Leave the patch off on the target (transformers' SDPA attention runs there), or port the kernels by hand.",
 }
 
@@ -58,12 +65,18 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
 def kept_finding(ctx: FileContext, rule: Rule) -> Finding | None:
     """The one finding of a module kept whole, or None when the module is ported."""
     p = rule.params
-    kernels = p["kernel_modules"]
+    kernels, suffixes = p["kernel_modules"], p.get("extension_suffixes", [])
     found = _top_level_import(ctx, lambda name: _listed(name, kernels))
     if found is not None:
         node, module = found
         why = f"it imports {module} at top level (a GPU kernel language or another vendor's stack), which does not run on the target"
         return _kept(ctx, rule, node, module, why, "language")
+    found = _top_level_import(ctx, lambda name: _extension(ctx, name, suffixes))
+    if found is not None:
+        node, module = found
+        why = (f"it imports {module} at top level, a compiled CUDA extension, which cannot be built or loaded on the "
+               "target: the module cannot start there")
+        return _kept(ctx, rule, node, module, why, "extension")
     found = _kernel_definitions(ctx, kernels)
     if found is not None:
         node, module = found
@@ -119,6 +132,15 @@ def _listed(name: str, modules: list[str]) -> str | None:
     for module in modules:
         if name == module or name.startswith(module + "."):
             return module
+    return None
+
+
+def _extension(ctx: FileContext, name: str, suffixes: list[str]) -> str | None:
+    """The compiled extension `name` is (`fused_layer_norm_cuda`), unless the tree provides a
+    package of that name itself."""
+    top = name.split(".", 1)[0]
+    if any(top.endswith(s) for s in suffixes) and not is_own(top, ctx.path, ctx.own_modules):
+        return top
     return None
 
 
