@@ -112,7 +112,9 @@ def test_the_pins_decision_is_remembered_while_the_pin_files_are_unchanged(tmp_p
     src = _tree(tmp_path / "src", {"requirements.txt": "transformers>=5.4.0\n"})
     reads: list[Path] = []
     real = pins.read_pins
-    monkeypatch.setattr(pins, "read_pins", lambda root, wanted: reads.append(root) or real(root, wanted))
+    # The reads for PRT313's condition (PRT510's words read cpm-kernels, remembered alike).
+    monkeypatch.setattr(pins, "read_pins",
+                        lambda root, wanted: ("transformers" in wanted and reads.append(root)) or real(root, wanted))
     assert "PRT313" not in _codes(src, cache=cache) and len(reads) == 1
     assert "PRT313" not in _codes(src, cache=cache) and len(reads) == 1  # remembered
     pinned = src / "requirements.txt"
@@ -145,3 +147,24 @@ def test_plain_pins_are_compared_as_packaging_compares_them():
                 expected = False
             assert pins.guarantees(f"transformers>={minimum}") == expected, (spec, minimum)
     assert _plain_lower_bound("==5.4.0rc1") is None and _plain_lower_bound(">=5.4.*") is None
+
+
+@pytest.mark.parametrize("target", ["mlu", "hip"])
+def test_what_a_flag_needs_follows_what_the_project_requires(tmp_path, target):
+    """ChatGLM's --quantization_bit calls the model's own quantize(), whose kernels are
+    cpm_kernels' (its requirements name cpm_kernels): PRT510 says so, not that it needs
+    bitsandbytes; a project without cpm_kernels (LLaMA-Factory) keeps the bitsandbytes words,
+    and a changed requirement is not answered from the cache."""
+    cache = ResultCache(tmp_path / "cache", encode_file_check, decode_file_check)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "train.sh").write_text("python3 main.py --do_train --quantization_bit 4\n")
+
+    def said() -> str:
+        checked = check_tree(src, ActiveRules(load_rules(target)), jobs=1, cache=cache)
+        return next(f.message for r in checked for f in r.findings if f.rule == "PRT510")
+
+    (src / "requirements.txt").write_text("transformers==4.27.1\n")
+    assert "bitsandbytes" in said()
+    (src / "requirements.txt").write_text("transformers==4.27.1\ncpm_kernels\n")
+    assert "its own quantize(), whose kernels are cpm_kernels'" in said() and "bitsandbytes" not in said()

@@ -29,7 +29,7 @@ from porter.engine.parallel import NOT_PYTHON, map_files
 from porter.engine.tree_index import TreeIndex
 from porter.engine.sources import MAX_FILE_MB, TooLarge, read_source, source_kind
 from porter.engine.vendor_paths import KIND as VENDOR_KIND, kept_finding, vendor_word
-from porter.filetypes.pins import project_off
+from porter.filetypes.pins import project_off, project_requires
 from porter.rules import ActiveRules
 
 R = TypeVar("R")
@@ -308,6 +308,7 @@ def _tree_results(mode: str, src: Path, rules: ActiveRules, jobs: int | None, ex
     # The tree's own pins, read once (remembered while its pin files are unchanged): the rules
     # they make moot are off.
     rules = project_off(rules, src, index.remembered)
+    rules = project_requires(rules, src, index.remembered)  # a rule's words for what the project requires
     rules = with_own_modules(rules, src)  # its own packages named like a library (GPT-NeoX's megatron/)
     tree = _read_tree(src, rules, exclude, max_bytes=max_bytes, files=files, index=index,
                       first_read=_first_read(index, cache, mode, rules), unreadable=_STEPS[mode][1], **_ANSWERS[mode])

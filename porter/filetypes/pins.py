@@ -1,4 +1,5 @@
-"""The project's own pins, read once per run, and the rules they make moot.
+"""The project's own pins, read once per run, the rules they make moot, and the words a rule
+says where the project requires a distribution (`words_when_required`).
 
 A rule may say `unless_pinned = "transformers>=5.4.0"`: it is off for a project whose own
 requirements guarantee that release, and on wherever they admit an older one or do not name
@@ -138,6 +139,22 @@ def project_off(rules: ActiveRules, root: Path, remember: Remember | None = None
     key = "pins|" + ",".join(sorted(f"{r.code}:{r.params['unless_pinned']}" for r in conditional))
     off = frozenset(remember(key, [root / name for name in PIN_FILES], decide) if remember else decide())
     return replace(rules, project_off=rules.project_off | off) if off else rules
+
+
+def project_requires(rules: ActiveRules, root: Path, remember: Remember | None = None) -> ActiveRules:
+    """`rules` told which of the distributions their `words_when_required` name the project's
+    own requirements name (in any version): a ChatGLM repository requires cpm_kernels, and its
+    quantization_bit runs them, not bitsandbytes. Read and remembered as `project_off`."""
+    wanted = {canonical(name) for r in rules.rules for name in r.params.get("words_when_required", {})}
+    if not wanted:
+        return rules
+
+    def decide() -> list[str]:
+        return sorted({name for name, _ in read_pins(root, wanted).requirements})
+
+    key = "requires|" + ",".join(sorted(wanted))
+    found = frozenset(remember(key, [root / name for name in PIN_FILES], decide) if remember else decide())
+    return replace(rules, project_requires=found) if found else rules
 
 
 def read_pins(root: Path, wanted: set[str]) -> ProjectPins:

@@ -123,9 +123,11 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
                {"severity_by_status": _f(dict, keys_in=API_STATUSES, choices=SEVERITIES), "opt_in": _BOOL}),
     # `own`: the words that name the target itself (a file already ported, kept all the same).
     KindSchema("vendor-path", {"words": _LIST}, {"own": _LIST}, example_file=""),  # examples are paths in a tree
+    # `words_when_required`: distribution -> {summary, message, suggestion} the rule says instead where the
+    # project's own requirements name it (ActiveRules.project_requires, read by porter/filetypes/pins.py).
     KindSchema("config-key", {"keys": _LIST, "configs": _f(list, choices=CONFIG_TYPES)},
-               {"values": _LIST, "replace": _DICT, "blocked_by": _DICT, "cli": _BOOL}, example_file="train_args.yaml",
-               fixed_severity=True),
+               {"values": _LIST, "replace": _DICT, "blocked_by": _DICT, "cli": _BOOL, "words_when_required": _DICT},
+               example_file="train_args.yaml", fixed_severity=True),
     KindSchema("python-snippet", {"interpreters": _LIST}, example_file="run.sh"),
     # `once_per_subject`: one finding per variable (distribution) and file, with the count of the others.
     # `once_per_folder`: the same report in every script of a folder is one (porter/engine/folding.py).

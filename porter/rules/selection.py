@@ -74,9 +74,13 @@ class ActiveRules:
     # (module, literal) pairs the tree keeps as named constants (`nanotron.logging.timers`,
     # "cuda"): a literal handed to that module is kept too (porter/engine/kept_constants.py).
     kept_constants: frozenset[tuple[str, str]] = frozenset()
+    # Distributions the project's own requirements name, among those a rule words itself by
+    # (`words_when_required`: ChatGLM's quantization_bit runs cpm_kernels, not bitsandbytes).
+    project_requires: frozenset[str] = frozenset()
 
     def _identity(self) -> tuple:
-        return self.ruleset, self.selection, self.project_off, self.own_modules, self.kept_constants
+        return (self.ruleset, self.selection, self.project_off, self.own_modules, self.kept_constants,
+                self.project_requires)
 
     def __hash__(self) -> int:
         return hash(self._identity())
@@ -91,7 +95,8 @@ class ActiveRules:
         off = f"|off:{','.join(sorted(self.project_off))}" if self.project_off else ""
         own = f"|own:{','.join(sorted(self.own_modules))}" if self.own_modules else ""
         kept = f"|kept:{','.join(sorted(f'{m}={v}' for m, v in self.kept_constants))}" if self.kept_constants else ""
-        return f"{self.ruleset.digest}|{self.selection.key}{off}{own}{kept}"
+        requires = f"|requires:{','.join(sorted(self.project_requires))}" if self.project_requires else ""
+        return f"{self.ruleset.digest}|{self.selection.key}{off}{own}{kept}{requires}"
 
     @property
     def target(self) -> str:
@@ -109,8 +114,16 @@ class ActiveRules:
 
     @cached_property
     def rules(self) -> tuple[Rule, ...]:
-        return tuple(r for r in self.ruleset.rules
+        return tuple(self._worded(r) for r in self.ruleset.rules
                      if self.selection.wants(r) and r.code not in self.project_off and not self._unseen(r))
+
+    def _worded(self, rule: Rule) -> Rule:
+        """The rule in the words its `words_when_required` gives for a distribution the project
+        requires (its summary, message or suggestion), else as it is."""
+        for distribution, words in rule.params.get("words_when_required", {}).items():
+            if distribution in self.project_requires:
+                return replace(rule, **words)
+        return rule
 
     def _unseen(self, rule: Rule) -> bool:
         """Whether nothing the rule finds could be shown (`shows`): an `info` rule of a kind whose
