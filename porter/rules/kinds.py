@@ -118,7 +118,9 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     # `also_when_importing` + `also_when_edited_by`: a module that imports one of those libraries
     # (which import torch for it) and has an edit of one of those codes needs the module too
     # (`.mlu()` on a model transformers loaded exists only after import torch_mlu).
-    KindSchema("import-insert", {"module": _STR, "when_importing": _STR}, {"also_when_importing": _LIST, "also_when_edited_by": _LIST}),
+    # `int_device_lines`: target lines on which a module giving torch an integer device (`.to(0)`) needs it too.
+    KindSchema("import-insert", {"module": _STR, "when_importing": _STR},
+               {"also_when_importing": _LIST, "also_when_edited_by": _LIST, "int_device_lines": _LIST}),
     KindSchema("op-table", {"statuses": _f(list, choices=API_STATUSES), "uses": _f(list, choices=API_USES)},
                {"severity_by_status": _f(dict, keys_in=API_STATUSES, choices=SEVERITIES), "opt_in": _BOOL}),
     # `own`: the words that name the target itself (a file already ported, kept all the same).

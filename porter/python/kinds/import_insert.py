@@ -11,7 +11,10 @@ top). A module that does not import torch but a library that imports it (`also_w
 transformers, peft...) gets it too, after its module-level imports, when it calls what
 torch_mlu adds (an edit of a code in `also_when_edited_by`, `.mlu()`): a demo's
 `AutoModel.from_pretrained(p).half().mlu()` needs the method torch_mlu adds, and nothing
-else in the script imports it. The line carries `# noqa: F401`: ruff's and flake8's unused-import fix would otherwise
+else in the script imports it. On a line whose torch maps an integer device to the
+registered backend (`int_device_lines`: torch >= 2.3), a module that gives torch one
+(`model.to(0)`) gets it too, edited or not: evaluated before torch_mlu is imported, the int
+names CUDA. The line carries `# noqa: F401`: ruff's and flake8's unused-import fix would otherwise
 delete it and silently undo the port. Modules that already import it are left alone.
 """
 
@@ -22,12 +25,17 @@ import ast
 from porter.core.model import Finding
 from porter.core.textio import line_ending
 from porter.python.context import FileContext
+from porter.python.kinds._int_devices import int_device_ordinals
 from porter.rules import Rule
 
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
-    return set()  # fires only where other rules edit
+    """None of its own: it fires where other rules edit, or (`int_device_lines`) where torch is
+    given an integer device, whose literal forms are found anywhere (`*.to(0`)."""
+    if not any(r.params.get("int_device_lines") for r in rules):
+        return set()
+    return {f"*{form}{digit}" for form in (".to(", "device(", "device=") for digit in "0123456789"}
 
 
 def _imports_of(node: ast.stmt) -> list[str]:
@@ -105,22 +113,33 @@ def _top_of_module(ctx: FileContext) -> int:
     return ctx.index.starts[line] if line < len(ctx.index.starts) else len(ctx.text)
 
 
-def _torch_through_library(ctx: FileContext, rule: Rule, findings: list[Finding]) -> bool:
-    """The module imports a library that imports torch for it and calls what torch_mlu adds."""
+def _torch_through_library(ctx: FileContext, rule: Rule, findings: list[Finding], ordinal: bool) -> bool:
+    """The module imports a library that imports torch for it and calls what torch_mlu adds (or
+    gives torch an integer device on a line that maps it by registration)."""
     codes = set(rule.params.get("also_when_edited_by", ()))
     return any(ctx.imports.binds(m) for m in rule.params.get("also_when_importing", ())) \
-        and any(f.edit and f.rule in codes for f in findings)
+        and (ordinal or any(f.edit and f.rule in codes for f in findings))
+
+
+def _ordinal_needs_it(ctx: FileContext, rule: Rule) -> bool:
+    """An integer device here names the target only once the module is imported
+    (porter/python/kinds/_int_devices.py): on the lines in `int_device_lines`."""
+    return ctx.version in rule.params.get("int_device_lines", ()) and bool(int_device_ordinals(ctx))
 
 
 def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
-    if not any(f.edit for f in findings):
-        return findings
+    edited = any(f.edit for f in findings)
     for rule in rules:
         module, anchor = rule.params["module"], rule.params["when_importing"]
         if ctx.imports.binds(module):
             continue
-        if not ctx.imports.binds(anchor) and not _torch_through_library(ctx, rule, findings):
+        ordinal = not edited and _ordinal_needs_it(ctx, rule)
+        if not edited and not ordinal:
+            continue
+        if not ctx.imports.binds(anchor) and not _torch_through_library(ctx, rule, findings, ordinal):
             continue  # a helper that only receives torch objects: its callers import torch_mlu
+        message = f"import {module}" + (" (an integer device here names the target only once it is imported)"
+                                        if ordinal else "")
         target, after = _anchor(ctx, anchor)
         statement = f"import {module}  # noqa: F401"
         if target is None:
@@ -129,7 +148,7 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
                 replacement = line_ending(ctx.text, 0) + statement
             else:
                 replacement = statement + line_ending(ctx.text, 0)
-            findings = findings + [ctx.finding(rule, (at, at), f"import {module}", replacement=replacement)]
+            findings = findings + [ctx.finding(rule, (at, at), message, replacement=replacement)]
             continue
         line_start = ctx.index.starts[target.lineno - 1]
         indent = ctx.text[line_start:ctx.span(target)[0]]
@@ -151,5 +170,5 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
             at = line_start + len(indent)
             newline = line_ending(ctx.text, line_start)
             replacement = statement + newline + indent
-        findings = findings + [ctx.finding(rule, (at, at), f"import {module}", replacement=replacement)]
+        findings = findings + [ctx.finding(rule, (at, at), message, replacement=replacement)]
     return findings
