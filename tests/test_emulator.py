@@ -377,3 +377,61 @@ def test_two_checkouts_of_the_same_source_share_one_build(tmp_path, monkeypatch)
         build.load_extension()
     assert compiled[0] == compiled[1]
     assert Path(compiled[0][0]).parent == build.build_dir() and Path(compiled[0][0]).read_bytes() == text
+
+
+def _fake_environment(root: Path, version: str = "2.13.0+cpu") -> Path:
+    """A second virtual environment's torch, as build_inputs sees one: a torch folder and
+    the dist-info beside it (nothing is compiled against it; cpp_extension.load is faked)."""
+    site = root / "lib" / "python3.11" / "site-packages"
+    (site / "torch").mkdir(parents=True)
+    info = site / f"torch-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n", encoding="utf-8")
+    return site / "torch"
+
+
+def test_two_environments_keep_a_build_each(tmp_path, monkeypatch):
+    """A build records its environment's torch, compiler and Python: two virtual environments
+    on one machine, loading in turn, each find their own build and never rebuild the other's."""
+    import torch.utils.cpp_extension
+
+    from porter.emulator import build
+
+    monkeypatch.setenv("PORTER_EMULATOR_CACHE", str(tmp_path / "cache"))
+    loads: list[str] = []
+    monkeypatch.setattr(torch.utils.cpp_extension, "load",
+                        lambda name, sources, build_directory, **kw: loads.append(build_directory))
+    here, other = build.torch_location(), _fake_environment(tmp_path / "venv2")
+    for torch_dir in (here, other, here, other):
+        monkeypatch.setattr(build, "torch_location", lambda torch_dir=torch_dir: torch_dir)
+        build.load_extension()
+    assert loads[0] == loads[2] != loads[1] == loads[3]
+    recorded = [json.loads((Path(d) / build.INPUTS_FILE).read_text(encoding="utf-8")) for d in loads[:2]]
+    assert [r["torch"] for r in recorded] == [str(here), str(other)]
+    assert recorded[1]["torch_version"] == "2.13.0+cpu"
+
+
+def test_the_build_key_follows_what_the_build_depends_on(tmp_path, monkeypatch):
+    from porter.emulator import build
+
+    monkeypatch.setenv("PORTER_EMULATOR_CACHE", str(tmp_path / "cache"))
+    cpu, cuda = _fake_environment(tmp_path / "a"), _fake_environment(tmp_path / "b", "2.13.0+cu126")
+    monkeypatch.setattr(build, "torch_location", lambda: cpu)
+    first = build.build_dir()
+    assert build.build_dir() == first
+    monkeypatch.setenv("CXX", "clang++")
+    assert build.build_dir() != first
+    monkeypatch.delenv("CXX")
+    monkeypatch.setattr(build, "torch_location", lambda: cuda)
+    assert build.build_dir() != first
+
+
+def test_porter_and_the_emulated_process_agree_on_the_build(tmp_path):
+    """porter's own process (no torch imported) decides whether to build; the process that
+    imports torch_mlu (torch imported) loads: both must name the same folder."""
+    from porter.emulator.build import build_dir
+
+    code = "import sys; from porter.emulator.build import build_dir; print(build_dir())"
+    without = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert without.returncode == 0, without.stderr
+    assert "torch" in sys.modules and without.stdout.strip() == str(build_dir())

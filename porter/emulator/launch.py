@@ -8,7 +8,7 @@ import sys
 import time
 
 from porter.emulator import environment
-from porter.emulator.build import is_built
+from porter.emulator.build import build_dir, is_built
 
 
 class EmulatorError(Exception):
@@ -23,7 +23,7 @@ def prepare(quiet: bool = False) -> float:
     except RuntimeError as exc:  # no torch installed
         raise EmulatorError(str(exc)) from None
     if not quiet:
-        print("porter: building the emulated torch_mlu (once per torch version, about a minute)...",
+        print(f"porter: building the emulated torch_mlu into {build_dir()} (once per environment, about a minute)...",
               file=sys.stderr, flush=True)
     start = time.perf_counter()
     code = "from porter.emulator.build import load_extension; load_extension()"
