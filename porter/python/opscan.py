@@ -146,6 +146,10 @@ def _finding(ctx: FileContext, rule: Rule, table: ApiTable, use: ApiUse, host_fo
         suggestion = f"Use {entry.counterpart}."
     elif entry.status == "unknown":
         suggestion = f"Not in {where}; verify it on the device."
+    elif host_form:  # the note says why this form runs: nothing to replace (other forms stay findings)
+        suggestion = "Keep it in this form; verify it on the device."
+    elif entry.doubtful:  # the note says to expect it to work: a replacement would contradict it
+        suggestion = f"Keep it and verify it on the device (`porter ops {entry.api} --target {table.target}` says why)."
     else:
         suggestion = rule.suggestion
     severity = rule.params.get("severity_by_status", {}).get(entry.status, rule.severity)

@@ -108,11 +108,12 @@ def _keep_regions(ctx: FileContext, rule: Rule, findings: list[Finding], keep: l
         if region is None:
             out.append(f)
             continue
+        # Kept on purpose: the rule's advice (rename, replace) would contradict the note.
         out.append(
             Finding(
                 rule=f.rule, severity="info", path=f.path, line=f.line, col=f.col,
                 message=f"kept for CUDA: {f.message} (this code {region[2]})",
-                suggestion=f.suggestion, end_line=f.end_line, end_col=f.end_col, subject=f.subject,
+                suggestion=None, end_line=f.end_line, end_col=f.end_col, subject=f.subject,
             )
         )
     return out

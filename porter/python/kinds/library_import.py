@@ -103,16 +103,19 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 yield ctx.finding(rule, where, f"imports {module} ({entry.name}): {entry.reason}{also}",
                                   suggestion=entry.suggestion, severity=entry.severity, subject=entry.name)
                 continue
+            suggestion = entry.suggestion
             if need == "test":
                 message = (f"imports {module} ({entry.name}) in a test that needs it: the test cannot run on "
                            f"{ctx.target.upper()}, nothing in it to port: {entry.reason}{also}")
+                suggestion = f"Run this test where {entry.name} runs, or skip it on {ctx.target.upper()}."
             elif need == "switched":
                 message = (f"imports {module} ({entry.name}) only when `{switch}` is on: the module runs without it "
                            f"while that setting is off; on {ctx.target.upper()} leave it off: {entry.reason}{also}")
             elif need == "elsewhere":
                 message = (f"imports {module} ({entry.name}) only where another vendor's accelerator is in use "
                            f"(under a test for it): that code never runs on {ctx.target.upper()}: {entry.reason}{also}")
+                suggestion = None  # nothing to change in code the target never runs
             else:
                 message = (f"optional import of {module} ({entry.name}): the module runs without it (the import is "
                            f"guarded); what uses it does not run on {ctx.target.upper()}: {entry.reason}{also}")
-            yield ctx.finding(rule, where, message, suggestion=entry.suggestion, severity="info", subject=entry.name)
+            yield ctx.finding(rule, where, message, suggestion=suggestion, severity="info", subject=entry.name)

@@ -108,8 +108,9 @@ def _dunder_all(ctx: FileContext) -> set[str]:
 def _unused_note(ctx: FileContext, finding: Finding) -> Finding:
     """A flagged name imported and never used at run time in its module (only in a type
     annotation, as TRL's trainers import BitsAndBytesConfig): nothing there to act on, a note."""
-    return replace(finding, severity="info", message=f"{finding.message} (imported, but never used at run time in this "
-                                                     "module: an annotation, or nothing)")
+    return replace(finding, severity="info", suggestion=None,  # nothing runs: nothing to replace
+                   message=f"{finding.message} (imported, but never used at run time in this module: an annotation, "
+                           "or nothing)")
 
 
 def _chain(node: ast.AST) -> tuple[ast.Name, list[ast.Attribute]]:
