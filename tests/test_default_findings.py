@@ -331,14 +331,6 @@ def test_a_framework_without_an_mlu_accelerator_is_one_finding_for_the_tree(tmp_
     assert found[0][2].endswith("(also in 1 other file of the tree: nlp/tune.py)")
 
 
-def test_a_rename_its_rule_also_reports_is_one_finding():
-    """PRT109 renames torch.cuda.ipc_collect and says what torch_mlu 2.1 does with it: check
-    listed the rewrite and the report, two findings for one call (ChatGLM-6B's api.py)."""
-    text = b"import torch\ntorch.cuda.ipc_collect()\nmajor, _ = torch.cuda.get_device_capability()\n"
-    found = [(f.rule, f.line) for f in check_bytes("api.py", text, DEFAULT).findings if f.rule != "PRT107"]
-    assert found == [("PRT109", 2), ("PRT308", 3)]
-
-
 def test_a_kept_module_says_why_in_its_own_words():
     """Kept modules have their own code (PRT602, not the availability guard's PRT309), and a
     module whose Triton import is guarded is not said to import it at its top: it defines

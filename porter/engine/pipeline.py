@@ -114,7 +114,7 @@ def check_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileChec
         findings = [f for f in findings + suppression_findings(rel, found, rules) if rules.shows(f)]
         if not findings:
             return FileCheck(rel, kind, (), (), found.apis, suppressed)
-        findings = [_as_check(f) for f in _reported_renames_once(findings)]
+        findings = [_as_check(f) for f in findings]
         index = found.line_index()
         hashes = tuple(line_hash(index.line_text(f.line)) if f.line <= len(index.starts) else "" for f in findings)
         return FileCheck(rel, kind, tuple(findings), hashes, found.apis, suppressed)
@@ -122,15 +122,6 @@ def check_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileChec
         return FileCheck(rel, kind, skipped=too_complex(exc))
     except Exception as exc:  # a porter bug must not stop the run: report it for this file
         return FileCheck(rel, kind, error=f"internal error: {type(exc).__name__}: {exc}")
-
-
-def _reported_renames_once(findings: list[Finding]) -> list[Finding]:
-    """A rename whose rule also reports the name it renames (a rule with `report`: PRT109's
-    torch.mlu.ipc_collect and the crash reported of it on torch_mlu 2.1) is one finding in
-    check, the report, whose message names the rename: not a rewrite besides. `convert`
-    makes the edit and lists the report, one of each."""
-    reported = {(f.rule, f.line, f.subject) for f in findings if f.edit is None and f.subject}
-    return [f for f in findings if f.edit is None or (f.rule, f.line, f.subject) not in reported]
 
 
 def _as_check(finding: Finding) -> Finding:
