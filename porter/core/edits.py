@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from porter.core.edit_spans import edit_line_spans
 from porter.core.model import Edit, EditRecord, Finding
 from porter.core.suppress import split_suppressed, suppressions
 from porter.core.textio import LineIndex
@@ -47,8 +48,11 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     return "".join(out)
 
 
-def edit_records(text: str, index: LineIndex, edits: list[Edit]) -> list[EditRecord]:
-    """For each edit, the whole original line(s) it touches and how they read after it."""
+def edit_records(text: str, index: LineIndex, edits: list[Edit], applied: list[Edit] | None = None) -> list[EditRecord]:
+    """For each edit, the whole original line(s) it touches and how they read after it, with
+    its line span among the `applied` edits (an edit agreeing with one applied has its span)."""
+    keys = [(e.start, e.end, e.replacement) for e in applied or ()]
+    span_of = dict(zip(keys, edit_line_spans(text, keys)))
     records: list[EditRecord] = []
     for edit in edits:
         first, _ = index.line_col(edit.start)
@@ -57,7 +61,8 @@ def edit_records(text: str, index: LineIndex, edits: list[Edit]) -> list[EditRec
         end = index.starts[last] if last < len(index.starts) else len(text)
         before = text[start:end]
         after = before[: edit.start - start] + edit.replacement + before[edit.end - start:]
-        records.append(EditRecord(edit.rule, first, before.rstrip("\r\n"), after.rstrip("\r\n")))
+        span = span_of.get((edit.start, edit.end, edit.replacement))
+        records.append(EditRecord(edit.rule, first, before.rstrip("\r\n"), after.rstrip("\r\n"), span))
     return records
 
 
@@ -133,5 +138,5 @@ def fix(found: Found) -> Fixed:
     if problem is not None:
         return Fixed(kept, refused=problem, suppressed=suppressed)
     shown = sorted(edits + agreeing_duplicates(proposed, edits), key=lambda e: (e.start, e.rule))
-    records = tuple(edit_records(found.text, found.line_index(), shown))
+    records = tuple(edit_records(found.text, found.line_index(), shown, edits))
     return Fixed(kept, tuple(by_edit[id(e)] for e in edits), records, new_text, len(dropped), None, suppressed)

@@ -8,7 +8,7 @@ function of (source, rules, target) and results can cross process boundaries and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import ClassVar, Literal
 
 from porter.core.severity import SEVERITIES, Severity  # noqa: F401  (re-exported: the model's words)
 
@@ -19,8 +19,12 @@ REWRITE_PREFIX = "would be rewritten: "
 
 def plain(value: object) -> dict:
     """The fields of one of these values as a dict, one level deep (`dataclasses.asdict`
-    deep-copies every field, which costs more than the reports that use it)."""
-    return dict(vars(value))
+    deep-copies every field, which costs more than the reports that use it), less those the
+    class keeps for porter's own use (`UNREPORTED`)."""
+    fields = dict(vars(value))
+    for name in getattr(value, "UNREPORTED", ()):
+        fields.pop(name, None)
+    return fields
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,11 @@ class EditRecord:
     line: int
     before: str
     after: str
+    # The lines ("\n"-separated, 0-based) of the original text the edit touched and of the
+    # new text they became (porter/core/edit_spans.py): changes.patch is made from them. Not
+    # in report.json, nor in the cache (a cached result keeps its patch).
+    span: tuple[int, int, int, int] | None = field(default=None, compare=False, repr=False)
+    UNREPORTED: ClassVar[tuple[str, ...]] = ("span",)
 
 
 @dataclass(frozen=True)

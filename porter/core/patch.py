@@ -2,49 +2,60 @@
 
 Diffs are made on bytes, line by line, so files keep their own encoding and line endings
 in the patch; a last line without a newline gets git's "\\ No newline at end of file".
+A converted file's hunks come from the line spans of porter's own edits
+(porter/core/edit_spans.py); a matcher over the whole file is the fallback, for a diff
+without them.
 """
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
+
+from porter.core.edit_spans import ByteLines, LineSpan, Opcode, span_opcodes
 
 _NO_NEWLINE = b"\n\\ No newline at end of file\n"
-
-
-def _split_lf(data: bytes) -> list[bytes]:
-    # Split on \n only: a CRLF line keeps its \r\n, a lone \r stays inside its line.
-    parts = data.split(b"\n")
-    lines = [p + b"\n" for p in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
 
 
 def _emit(prefix: bytes, line: bytes) -> bytes:
     return prefix + line if line.endswith(b"\n") else prefix + line + _NO_NEWLINE
 
 
-def file_diff(path: str, old: bytes, new: bytes, context: int = 3) -> bytes:
+def file_diff(path: str, old: bytes, new: bytes, context: int = 3, spans: Sequence[LineSpan] | None = None) -> bytes:
     """The git-style diff of one file, or b"" when equal. `path` may hold any character a
-    file name can (quoted as git does); one that is not UTF-8 (surrogateescape) keeps its bytes."""
+    file name can (quoted as git does); one that is not UTF-8 (surrogateescape) keeps its bytes.
+    `spans`: the line span of every edit that made `new` from `old` (edit_line_spans)."""
     if old == new:
         return b""
-    a, b = _split_lf(old), _split_lf(new)
+    a, b = ByteLines(old), ByteLines(new)
     name_a, name_b = quote_path(b"a/", path), quote_path(b"b/", path)
     # git ends a ---/+++ name that holds a space (and is not quoted) with a tab
     tail = b"\t" if b" " in name_a and not name_a.startswith(b'"') else b""
     out = [b"diff --git " + name_a + b" " + name_b + b"\n--- " + name_a + tail + b"\n+++ " + name_b + tail + b"\n"]
-    matcher = _AnchoredMatcher(None, a, b, autojunk=False)
-    for group in matcher.get_grouped_opcodes(context):
+    opcodes = span_opcodes(a, b, spans) if spans is not None else None
+    if opcodes is None:
+        opcodes = _AnchoredMatcher(None, a.lines(0, len(a)), b.lines(0, len(b)), autojunk=False).get_opcodes()
+    for group in _Grouped(opcodes).get_grouped_opcodes(context):
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
         out.append(f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@\n".encode())
         for tag, a1, a2, b1, b2 in group:
             if tag == "equal":
-                out.extend(_emit(b" ", line) for line in a[a1:a2])
+                out.extend(_emit(b" ", line) for line in a.lines(a1, a2))
                 continue
-            out.extend(_emit(b"-", line) for line in a[a1:a2])
-            out.extend(_emit(b"+", line) for line in b[b1:b2])
+            out.extend(_emit(b"-", line) for line in a.lines(a1, a2))
+            out.extend(_emit(b"+", line) for line in b.lines(b1, b2))
     return b"".join(out)
+
+
+class _Grouped(difflib.SequenceMatcher):
+    """difflib's own grouping into hunks (context lines, where a gap splits two hunks), over
+    opcodes made elsewhere: the hunks are cut as they always were, whoever found the changes."""
+
+    def __init__(self, opcodes: list[Opcode]) -> None:  # no sequences: only get_opcodes is asked
+        self._opcodes = opcodes
+
+    def get_opcodes(self):
+        return list(self._opcodes)
 
 
 _C_ESCAPES = {0x07: b"\\a", 0x08: b"\\b", 0x09: b"\\t", 0x0A: b"\\n", 0x0B: b"\\v", 0x0C: b"\\f",
@@ -75,7 +86,9 @@ class _AnchoredMatcher(difflib.SequenceMatcher):
     """SequenceMatcher whose opcodes are found between anchors: lines that occur once in each
     text, in the same order (the longest such run, as patience diff). Between two anchors the
     exact matcher runs on a few lines. difflib alone (autojunk off, for minimal hunks) is
-    quadratic on a long file of repeated lines: 40 s for a 100 KB file with 1,800 edits."""
+    quadratic on a long file of repeated lines: 40 s for a 100 KB file with 1,800 edits. Still
+    quadratic where no line is unique (15,000 equal lines): the fallback for a diff without
+    edit spans (porter/core/edit_spans.py)."""
 
     def get_opcodes(self):
         a, b = self.a, self.b

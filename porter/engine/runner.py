@@ -94,7 +94,10 @@ def _convert_bytes(task: Task, data: bytes) -> FileResult:
 
     result = convert_file(task.rel, data, task.kind, _rules(task))
     # The file's part of changes.patch is made here, in the worker, while both texts are at hand.
-    diff = file_diff(task.rel, data, result.new_bytes) if result.new_bytes is not None else b""
+    # Its hunks come from the line spans of the edits (porter/core/edit_spans.py).
+    spans = [e.span for e in result.edits]
+    diff = file_diff(task.rel, data, result.new_bytes, spans=None if None in spans else spans) \
+        if result.new_bytes is not None else b""
     return replace(result, diff=diff, lines=line_count(data))
 
 
