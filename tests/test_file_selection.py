@@ -204,3 +204,23 @@ def test_pathspec_is_not_loaded_when_no_path_is_ignored(tmp_path):
     assert out == ["3", "False"]
     (repo / "x.pyc").write_text("")
     assert scanned(repo) == [".gitignore", "a.py", "sub/b.py"]
+
+
+@pytest.mark.parametrize("version", ["2", "3", "4"])
+def test_the_paths_git_tracks_are_read_from_its_index(tmp_path, version):
+    """What .gitignore leaves out may be tracked (porter/core/git_index.py reads .git/index:
+    entries padded in versions 2 and 3, paths compressed in version 4); below a subfolder, the
+    paths are relative to it; a split index (entries kept elsewhere) says nothing."""
+    from porter.core.git_index import tracked_among, tracked_below
+
+    make(tmp_path, {"a.py": "", "src/pkg/b.py": "", "src/pkg/data/c.json": "", "src/notes.txt": ""})
+    git = ["git", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "a.py", "src/pkg"], check=True)
+    subprocess.run([*git, "update-index", "--index-version", version], check=True)
+    assert tracked_below(tmp_path) == {"a.py", "src/pkg/b.py", "src/pkg/data/c.json"}
+    below = tracked_below(tmp_path / "src")
+    assert below == {"pkg/b.py", "pkg/data/c.json"}
+    assert tracked_among(["pkg/data/", "notes.txt", "pkg/b.py", "other/"], below) == ["pkg/data/", "pkg/b.py"]
+    subprocess.run([*git, "update-index", "--split-index"], check=True)
+    assert tracked_below(tmp_path) is None

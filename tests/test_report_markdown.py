@@ -143,3 +143,38 @@ def test_both_reports_say_how_many_cuda_sources_the_tree_holds_and_what_they_tak
     (src / "kernels" / "common.cuh").unlink()
     _, _, out = convert(src, ConvertOptions(target, out=tmp_path / "out2", jobs=1))
     assert "CUDA C++ sources" not in (out / "porter_report" / "report.md").read_text(encoding="utf-8")
+
+
+def test_the_reports_say_what_the_file_selection_left_out_and_what_git_tracks_of_it(tmp_path, monkeypatch):
+    """A file .gitignore matches but git tracks (InternVL's eval results under an ignored
+    folder) was neither scanned nor listed, and nothing said so: report.json counts what was
+    left out and why, names the first paths (tracked ones first), and both pages say it, with
+    how to scan them; a re-run answered from the tree index says the same."""
+    import json
+    import subprocess
+
+    import porter.engine.tree_index
+
+    monkeypatch.setattr(porter.engine.tree_index, "RACY_NS", 0)  # the second run trusts the index at once
+    src = tmp_path / "src"
+    (src / "results").mkdir(parents=True)
+    (src / "train.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    (src / "results" / "eval.py").write_text("import torch\ny = torch.ones(1).cuda()\n")
+    (src / "scratch.py").write_text("z = 1\n")
+    (src / ".gitignore").write_text("results/\nscratch.py\n")
+    git = ["git", "-C", str(src), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "train.py", ".gitignore"], check=True)
+    subprocess.run([*git, "add", "-f", "results/eval.py"], check=True)  # tracked, though ignored
+    cache = tmp_path / "cache"
+    for n in (1, 2):  # the second run lists the tree from its index
+        _, report, out = convert(src, ConvertOptions("mlu", out=tmp_path / f"out{n}", jobs=1, cache_dir=cache))
+        assert report["left_out"] == {"count": 2, "by_reason": {".gitignore": 2}, "tracked": 1, "paths": [
+            {"path": "results/", "why": ".gitignore", "tracked": True},
+            {"path": "scratch.py", "why": ".gitignore", "tracked": False}]}
+        said = json.loads((out / "porter_report" / "report.json").read_text())["left_out"]["count"]
+        assert said == 2
+        for page in ("report.md", "report.html"):
+            text = (out / "porter_report" / page).read_text(encoding="utf-8")
+            assert "Left out by the file selection" in text and "Git tracks 1 of them" in text, page
+            assert "--no-respect-gitignore" in text, page

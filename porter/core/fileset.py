@@ -144,12 +144,44 @@ def screen_regex(line: str) -> tuple[bool, str] | None:
     return anchored, "".join(out)
 
 
+GITIGNORE, EXCLUDE = ".gitignore", "exclude"  # why the selection left a path out
+
+
+@dataclass
+class LeftOut:
+    """What the file selection left out of a walk, and why (GITIGNORE, EXCLUDE): each folder
+    once (with a trailing slash: nothing below it is looked at), each file. The report says
+    it, as a file .gitignore matches may still be one git tracks, the project's own code.
+    Porter's fixed never-scanned folders (NEVER_SCANNED, virtual environments) are not here:
+    the documentation names them. Paths beyond KEPT are counted, not kept."""
+
+    KEPT = 10_000
+
+    counts: dict[str, int] = field(default_factory=dict)
+    paths: list[tuple[str, str]] = field(default_factory=list)  # (path, why), in walk order
+
+    def add(self, rel: str, why: str) -> None:
+        self.counts[why] = self.counts.get(why, 0) + 1
+        if len(self.paths) < self.KEPT:
+            self.paths.append((rel, why))
+
+    def plain(self) -> dict:
+        return {"counts": self.counts, "paths": [list(p) for p in self.paths]}
+
+    @classmethod
+    def from_plain(cls, data: object) -> LeftOut:
+        if not isinstance(data, dict):
+            return cls()
+        return cls(dict(data.get("counts", {})), [(str(rel), str(why)) for rel, why in data.get("paths", [])])
+
+
 @dataclass
 class TreeFilter:
     """A `FileSelection` applied to one tree."""
 
     selection: FileSelection
     src: Path
+    left_out: LeftOut = field(default_factory=LeftOut)  # what this walk left out, and why
     _gitignores: dict[str, Patterns | None] = field(default_factory=dict)  # folder rel ("" root) -> spec or None
     # Every file the selection read or looked for (.gitignore files, .git), by path: its
     # signature then (None: absent). While they and the walked folders keep their
@@ -247,10 +279,17 @@ class TreeFilter:
 
     def skip_dir(self, rel: str, path: str) -> bool:
         name = rel.rsplit("/", 1)[-1]
-        return never_scanned(name, path) or self.excluded(rel, True) or self.gitignored(rel, True)
+        return never_scanned(name, path) or self._leaves_out(rel, True)
 
     def skip_file(self, rel: str) -> bool:
-        return self.excluded(rel, False) or self.gitignored(rel, False)
+        return self._leaves_out(rel, False)
+
+    def _leaves_out(self, rel: str, is_dir: bool) -> bool:
+        """Whether the selection leaves `rel` out; recorded in `left_out` with why."""
+        why = EXCLUDE if self.excluded(rel, is_dir) else GITIGNORE if self.gitignored(rel, is_dir) else None
+        if why is not None:
+            self.left_out.add(rel + "/" if is_dir else rel, why)
+        return why is not None
 
     def ignores(self, rel: str) -> tuple[str, ...]:
         """The codes per-file-ignores turns off for `rel`."""

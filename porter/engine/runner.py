@@ -18,7 +18,8 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from porter.core.fileset import FileSelection
+from porter.core.fileset import GITIGNORE, FileSelection, LeftOut
+from porter.core.git_index import tracked_among, tracked_below
 from porter.core.model import FileCheck, FileResult
 from porter.core.tree import LORA_DIR, REPORT_DIR, walk
 from porter.engine.cache import ResultCache, cache_key, cached_map, content_digest
@@ -67,6 +68,9 @@ class RunResult:
     version: str | None
     results: list[FileResult] = field(default_factory=list)
     symlinks: list[str] = field(default_factory=list)
+    left_out: LeftOut = field(default_factory=LeftOut)  # what the file selection left out, and why
+    # Those of them git tracks (the project's files all the same); None where no index says.
+    left_out_tracked: list[str] | None = None
 
 
 # The active rules of this run. Workers are forked after the parent sets it, so a task
@@ -142,6 +146,7 @@ class _Tree:
     tasks: list[Task] = field(default_factory=list)
     early: list = field(default_factory=list)
     symlinks: list[str] = field(default_factory=list)
+    left_out: LeftOut = field(default_factory=LeftOut)
     # A first run's files the workers read (see Task), with what stat said of each.
     unread: dict[str, os.stat_result] = field(default_factory=dict)
 
@@ -170,6 +175,7 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
                 tree.early.append(skipped(entry.rel, entry.skipped))
         else:
             (tree.symlinks if entry.is_symlink else entries).append(entry.rel)
+    tree.left_out = chosen.left_out
     lora = src / LORA_DIR
     if with_lora and chosen.selection.only is None and lora.is_dir() and not lora.is_symlink():
         # porter's own entry point is checked too: it is code the user will run on the target.
@@ -321,13 +327,22 @@ def _tree_results(mode: str, src: Path, rules: ActiveRules, jobs: int | None, ex
     return results, tree, rules
 
 
+def _tracked(src: Path, left_out: LeftOut) -> list[str] | None:
+    """What .gitignore left out that git tracks: read from the index only when it left
+    anything out (a clean checkout has nothing else there)."""
+    ignored = [path for path, why in left_out.paths if why == GITIGNORE]
+    tracked = tracked_below(src) if ignored else None
+    return None if tracked is None else tracked_among(ignored, tracked)
+
+
 def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: Path | None = None,
                  cache: ResultCache | None = None, files: FileSelection | None = None,
                  max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> RunResult:
     """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache.
     Files a pipeline handles that are over `max_bytes` are skipped (copied as they are)."""
     results, tree, rules = _tree_results("convert", src, rules, jobs, exclude, cache, files, max_bytes)
-    run = RunResult(src, rules.target, rules.version, symlinks=tree.symlinks)
+    run = RunResult(src, rules.target, rules.version, symlinks=tree.symlinks, left_out=tree.left_out,
+                    left_out_tracked=_tracked(src, tree.left_out))
     run.results = fold_across_files(sorted(results, key=lambda r: r.path), rules.fold_scopes)
     return run
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from porter import __version__
-from porter.core.fileset import TreeFilter
+from porter.core.fileset import LeftOut, TreeFilter
 from porter.core.tree import Entry, signature, stat_signature
 from porter.engine.cache import code_fingerprint, read_entry, write_entry
 
@@ -79,7 +79,9 @@ class TreeIndex:
                         for rel, sig in stored.get("dirs", {}).items())
                 and all(self._unchanged(path, sig) for path, sig in stored.get("consulted", {}).items())):
             try:
-                return [Entry(rel, bool(link), skipped, failed) for rel, link, skipped, failed in stored["entries"]]
+                entries = [Entry(rel, bool(link), skipped, failed) for rel, link, skipped, failed in stored["entries"]]
+                chosen.left_out = LeftOut.from_plain(stored.get("left_out"))  # what the walk would have left out
+                return entries
             except (KeyError, TypeError, ValueError):
                 pass
         dirs: dict[str, list[int] | None] = {}
@@ -87,7 +89,8 @@ class TreeIndex:
         if chosen.selection.only is None:
             self.listings.pop(key, None)
             self.listings[key] = {"dirs": dirs, "consulted": dict(chosen.consulted),
-                                  "entries": [[e.rel, e.is_symlink, e.skipped, e.failed] for e in entries]}
+                                  "entries": [[e.rel, e.is_symlink, e.skipped, e.failed] for e in entries],
+                                  "left_out": chosen.left_out.plain()}
             self.changed = True
         return entries
 

@@ -79,6 +79,25 @@ def build_report(run: RunResult, rules: RuleSet, out: Path | None, extra_finding
                      "examples": [plain(e) for e in r.examples]}
             for r in rules.rules if r.code in used
         },
+        "left_out": left_out_dict(run),
+    }
+
+
+LEFT_OUT_SHOWN = 20  # paths report.json names of what the file selection left out (all are counted)
+
+
+def left_out_dict(run: RunResult) -> dict:
+    """What the file selection left out (neither scanned nor listed in `files`): how many paths
+    and why (".gitignore", "exclude"; a folder is one path), how many of them git tracks (None
+    where no git index says), and the first paths, tracked ones first."""
+    tracked = run.left_out_tracked
+    marked = set(tracked or ())
+    paths = sorted(run.left_out.paths, key=lambda p: p[0] not in marked)[:LEFT_OUT_SHOWN]
+    return {
+        "count": sum(run.left_out.counts.values()),
+        "by_reason": dict(sorted(run.left_out.counts.items())),
+        "tracked": None if tracked is None else len(tracked),
+        "paths": [{"path": path, "why": why, "tracked": path in marked} for path, why in paths],
     }
 
 

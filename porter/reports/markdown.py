@@ -41,6 +41,8 @@ def _summary(st: dict) -> list[str]:
         out += [f"Op-table findings (9xx, not counted as CUDA references): {st['op_table_findings']}", ""]
     if st["cuda_sources"]:
         out += [st["cuda_sources"]["sentence"], ""]
+    if st["left_out"]:
+        out += [cell(st["left_out"]["sentence"]), ""]
     out += _table(["lines changed", "lines scanned", "share changed"],
                   [[ln["changed"], "n/a" if ln["scanned"] is None else ln["scanned"], percent(ln["share"])]])
     out += _table([*SEVERITY_ORDER, "findings"], [[*(sev[k] for k in SEVERITY_ORDER), st["findings"]]])

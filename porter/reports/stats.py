@@ -78,7 +78,35 @@ def compute_stats(report: dict) -> dict:
         ],
         "apis_by_status": dict(s["apis_by_status"]) if s.get("apis_by_status") else None,
         "cuda_sources": cuda_sources(report),
+        "left_out": left_out(report),
     }
+
+
+_WHY = {".gitignore": "by .gitignore", "exclude": "by exclude patterns"}
+_NAMED = 5  # paths the sentence names
+
+
+def left_out(report: dict) -> dict | None:
+    """What the file selection left out (report.json's `left_out`, absent from reports written
+    before it): the sentence both renderers print, naming the first paths and what git tracks
+    among them, and how to scan them. None when nothing was left out."""
+    out = report.get("left_out") or {}
+    if not out.get("count"):
+        return None
+    count, reasons = out["count"], out.get("by_reason", {})
+    why = ", ".join(f"{n} {_WHY.get(reason, reason)}" for reason, n in reasons.items())
+    names = ", ".join(p["path"] for p in out.get("paths", [])[:_NAMED])
+    more = count - min(count, _NAMED)
+    sentence = (f"Left out by the file selection, neither scanned nor listed: {count} path{'s' * (count > 1)} ({why}): "
+                f"{names}{f' and {more} more' if more else ''}.")
+    tracked = out.get("tracked")
+    if tracked:
+        which = ("it" if count == 1 else f"all {count}") if tracked == count else f"{tracked} of them"
+        sentence += (f" Git tracks {which}: the project's files all the same (.gitignore keeps only untracked"
+                     f" files out of git).")
+    if reasons.get(".gitignore"):
+        sentence += " To scan them: --no-respect-gitignore."
+    return {"count": count, "tracked": out.get("tracked"), "sentence": sentence}
 
 
 def cuda_sources(report: dict) -> dict | None:
