@@ -256,3 +256,12 @@ def test_format_choices_match_the_renderers():
     from porter.check.formats import RENDERERS
 
     assert set(check.params[[p.name for p in check.params].index("fmt")].type.choices) == set(RENDERERS)
+
+
+def test_a_rename_with_advice_is_one_line_per_call(tmp_path: Path) -> None:
+    """torch.cuda.ipc_collect() is renamed (PRT109) with advice for 2.1 containers: check shows
+    that rename once, not a rewrite and a report of the same call."""
+    (tmp_path / "train.py").write_text("import torch\n\n\ndef f():\n    torch.cuda.ipc_collect()\n")
+    result = CliRunner().invoke(check, [str(tmp_path), "--target", "mlu", "--format", "json", "--no-cache"])
+    findings = [f for f in json.loads(result.output)["findings"] if f["rule"] == "PRT109"]
+    assert len(findings) == 1 and findings[0]["line"] == 5
