@@ -74,9 +74,11 @@ def open_yaml(path: str, data: bytes, what: str, screen: re.Pattern[bytes] | Non
     file = open_text(path, data, what, screen)
     if not isinstance(file, TextFile):
         return file
-    from porter.filetypes._yamltree import YamlError, parse_yaml  # the YAML library loads only when needed
+    from porter.filetypes._yamltree import AliasBomb, YamlError, parse_yaml  # the YAML library loads only when needed
 
     try:
         return file, parse_yaml(file.text)
+    except AliasBomb as exc:  # valid YAML, but no tool should expand it: said, not walked
+        return Skipped(f"{exc}; copied unchanged, not converted")
     except YamlError as exc:
         return Skipped(f"invalid YAML: {exc}; copied unchanged")
