@@ -27,6 +27,8 @@ from porter.rules import ActiveRules
 # A line magic or shell escape at the start of a line, optionally assigned: `x = !nvidia-smi`.
 _LINE_MAGIC = re.compile(r"^([ \t]*)(?:[A-Za-z_]\w*[ \t]*=[ \t]*)?(!!?|%(?=[A-Za-z]))", re.M)
 _ENV = re.compile(r"%(?:env|set_env)[ \t]+([A-Za-z_]\w*)")
+# Line magics that run a package manager as its shell command would (`%pip install x`).
+_INSTALL_MAGIC = re.compile(r"%(?:pip|conda|mamba)\b")
 _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 
 
@@ -77,6 +79,8 @@ def _mask(text: str, cell: int, shell: list[tuple[int, int, str]]) -> str:
                 end = len(text) if end < 0 else end
                 if line < end:
                     chars[line] = "#"  # the continuation is shell too: a comment for Python
+            shell.append((cell, m.end(2), text[m.end(2):end]))
+        elif _INSTALL_MAGIC.match(text, at):  # `%pip install x`: the command `pip install x`
             shell.append((cell, m.end(2), text[m.end(2):end]))
         else:
             env = _ENV.match(text, at, end)

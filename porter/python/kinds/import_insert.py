@@ -127,6 +127,28 @@ def _ordinal_needs_it(ctx: FileContext, rule: Rule) -> bool:
     return ctx.version in rule.params.get("int_device_lines", ()) and bool(int_device_ordinals(ctx))
 
 
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _first_use_before(ctx: FileContext, findings: list[Finding], anchor: ast.stmt | None) -> ast.stmt | None:
+    """The first module-level statement that runs an edited line before `anchor` (the import
+    the module would go beside): a notebook cell calling `.mlu()` on a model before the cell
+    that imports torch needs torch_mlu there already. Definitions run their bodies later."""
+    if anchor is None:
+        return None
+    limit = ctx.span(anchor)[0]
+    starts = sorted(f.edit.start for f in findings if f.edit is not None and f.edit.start < limit)
+    if not starts:
+        return None
+    for statement in ctx.tree.body:
+        start, end = ctx.span(statement)
+        if start >= limit:
+            return None
+        if not isinstance(statement, _DEFINITIONS) and any(start <= at < end for at in starts):
+            return statement
+    return None
+
+
 def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
     edited = any(f.edit for f in findings)
     for rule in rules:
@@ -141,6 +163,9 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
         message = f"import {module}" + (" (an integer device here names the target only once it is imported)"
                                         if ordinal else "")
         target, after = _anchor(ctx, anchor)
+        earlier = _first_use_before(ctx, findings, target)
+        if earlier is not None:  # the module runs a converted line before torch's import
+            target, after = earlier, False
         statement = f"import {module}  # noqa: F401"
         if target is None:
             at = _top_of_module(ctx)
