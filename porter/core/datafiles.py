@@ -12,6 +12,7 @@ import json
 import os
 from pathlib import Path
 
+from porter.core.cache_writes import cache_write
 from porter.core.files import write_beneath
 from porter.core.toml import tomllib
 
@@ -82,8 +83,8 @@ def load_toml(raw: bytes) -> dict:
         return data
     try:
         payload = json.dumps(data).encode("utf-8")
-        header = json.dumps({"source": digest, "sha256": hashlib.sha256(payload).hexdigest()}).encode("utf-8")
-        write_beneath(cache, rel, header + b"\n" + payload)
-    except (OSError, TypeError, ValueError):
-        pass  # not cacheable (a TOML date has no JSON form) or not writable: parsed next time too
+    except (TypeError, ValueError):
+        return data  # not cacheable (a TOML date has no JSON form): parsed next time too
+    header = json.dumps({"source": digest, "sha256": hashlib.sha256(payload).hexdigest()}).encode("utf-8")
+    cache_write(cache, lambda: write_beneath(cache, rel, header + b"\n" + payload))  # not writable: parsed next time
     return data

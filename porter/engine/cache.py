@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from porter import __version__
+from porter.core.cache_writes import cache_write
 from porter.core.datafiles import data_dir
 from porter.core.files import write_beneath
 from porter.core.model import Edit, EditRecord, FileCheck, FileResult, Finding, plain
@@ -171,11 +172,9 @@ def write_entry(root: Path, rel: str, key: str, data: Any) -> None:
         return  # not storable: computed again next time
     header = json.dumps({"key": key, "sha256": hashlib.sha256(payload).hexdigest()}).encode("utf-8")
     # Atomic, and never through a link planted in the cache directory: a reader (another run
-    # sharing the directory) sees the old entry or the new one.
-    try:
-        write_beneath(root, rel, header + b"\n" + payload)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
+    # sharing the directory) sees the old entry or the new one. A cache that cannot be
+    # written only costs time: skipped, said once (porter/core/cache_writes.py).
+    cache_write(root, lambda: write_beneath(root, rel, header + b"\n" + payload))
 
 
 def _digest(payload: str) -> str:
