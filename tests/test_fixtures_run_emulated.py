@@ -2,10 +2,15 @@
 default rules, is run under the emulated MLU (its top-level code: imports, setup, the calls a
 script makes), and must not fail.
 
-A fixture that cannot run anywhere says why on its `fixture: run=no (...)` line (a module
-of a package, a model from the Hub, names the op scan reads but never defines); one that
-imports a library not installed here (triton, flash_attn, vllm...) is skipped by the runner.
-All run in one emulated process (tests/data/run_ported_fixtures.py).
+Every case runs, as far as this environment lets it: one that reaches an import of a
+library not installed here (triton, flash_attn, deepspeed, ray...) or of its own imagined
+project (`from nets import Net`) is skipped when it gets there, so a guarded or unreached
+import stops nothing. A fixture that cannot run anywhere says why on its `fixture: run=no
+(...)` line (a module of a package, a model from the Hub, names the op scan reads but never
+defines); it runs all the same, and only its failure is excused. Other fixtures (shell
+launchers, configs, requirements, Dockerfiles) are not Python a device runs, and HIP's
+outputs target ROCm, which is not emulated. All run in one emulated process
+(tests/data/run_ported_fixtures.py).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -35,8 +41,6 @@ def test_ported_fixtures_run_on_the_emulated_mlu(tmp_path):
     rules = ActiveRules(load_rules("mlu"))
     ported: dict[str, str] = {}
     for case in CASES:
-        if not case.runs:
-            continue
         data = case.path.read_bytes()
         result = convert_file(case.path.name, data, "python", rules)
         assert result.status in ("changed", "unchanged"), (case.id, result.reason)
@@ -50,8 +54,13 @@ def test_ported_fixtures_run_on_the_emulated_mlu(tmp_path):
                           timeout=900, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
-    failed = {ported[p]: r["why"] for p, r in results.items() if r["status"] == "failed"}
+    excused = {str(tmp_path / c.code / c.path.name) for c in CASES if not c.runs}
+    failed = {ported[p]: r["why"] for p, r in results.items() if r["status"] == "failed" and p not in excused}
     assert not failed, json.dumps(failed, indent=1)
     ran = [p for p, r in results.items() if r["status"] == "ok"]
     # Most cases need nothing but torch and transformers: a run that skips them all proves nothing.
-    assert len(ran) > len(ported) * 3 // 4, {ported[p]: r["why"] for p, r in results.items() if r["status"] == "skipped"}
+    assert len(ran) > (len(ported) - len(excused)) * 3 // 4, \
+        {ported[p]: r["why"] for p, r in results.items() if r["status"] == "skipped"}
+    stale = sorted(ported[p] for p in excused if results[p]["status"] == "ok")
+    if stale:
+        warnings.warn(f"{len(stale)} fixture(s) say run=no but run on the emulated MLU: {', '.join(stale)}", stacklevel=1)
