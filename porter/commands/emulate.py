@@ -46,7 +46,7 @@ def run_cmd(emulate: str, devices: int | None, version: str | None, cmd: tuple[s
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "github")), default="text", show_default=True)
 @click.option("--fail-on", type=click.Choice(("error", "warning")), default="error", show_default=True, help="Lowest severity that makes verify fail (exit 1).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the check (errors of porter itself still exit 2).")
-@click.option("--timeout", type=click.FloatRange(1), default=60, show_default=True, help="Seconds allowed per module import.")
+@click.option("--timeout", type=click.FloatRange(1), default=60, show_default=True, help="Seconds allowed per module import, of its own time (waiting for a CPU does not count).")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=None, help="Import processes in parallel (default: cores, at most 4).")
 @click.option("--no-lora", is_flag=True, help="Skip the LoRA smoke run of porter_lora/.")
 @click.option("--run", "run_command", default=None, help="A smoke command to run in OUT under the emulator (shell syntax).")
@@ -57,12 +57,17 @@ def verify(out: Path, fmt: str, fail_on: str, exit_zero: bool, timeout: float, j
     emulated devices, run --run; target and version come from OUT/porter_report/report.json.
     Exit 0 ok, 1 findings, 2 error."""
     from porter.emulator.launch import EmulatorError
+    from porter.verify.progress import Progress
     from porter.verify.report import RENDERERS, write_report
     from porter.verify.run import VerifyError, VerifyOptions, verify_tree
 
     opts = VerifyOptions(timeout=timeout, jobs=jobs, lora=not no_lora, run=run_command, run_devices=devices)
     try:
-        result = verify_tree(out, opts)
+        progress = Progress()  # a line on stderr when it is a terminal
+        try:
+            result = verify_tree(out, opts, progress)
+        finally:
+            progress.close()
         path = write_report(result)
     except (VerifyError, EmulatorError, OSError) as exc:
         click.echo(f"porter: error: {exc}", err=True)

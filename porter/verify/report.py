@@ -27,6 +27,7 @@ def to_dict(result: VerifyResult) -> dict:
         "target_version": result.version,
         "tree": str(result.root),
         "seconds": round(result.seconds, 2),
+        "phases": {name: round(seconds, 2) for name, seconds in result.phases.items()},
         "summary": {
             "modules": len(result.modules),
             "modules_by_status": dict(sorted(statuses.items())),

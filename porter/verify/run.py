@@ -4,10 +4,8 @@ entry point on 1 and 2 emulated devices, run the user's smoke command; collect f
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,9 +18,11 @@ from porter.emulator import environment
 from porter.emulator.apis import versions
 from porter.emulator.launch import prepare
 from porter.verify.codes import BY_CODE
+from porter.verify.imports import import_modules
 from porter.verify.locate import innermost_frame
 from porter.verify.lora import ENTRY, LoraRun, build_tiny_model, run_lora
-from porter.verify.modules import Module, find_modules, own_top_names, package_roots
+from porter.verify.modules import find_modules, own_top_names
+from porter.verify.progress import Progress
 
 
 class VerifyError(Exception):
@@ -31,8 +31,8 @@ class VerifyError(Exception):
 
 @dataclass(frozen=True)
 class VerifyOptions:
-    timeout: float = 60.0  # per module import
-    jobs: int | None = None
+    timeout: float = 60.0  # per module import, of its own time (owntime.py)
+    jobs: int | None = None  # imports at a time (default: cores, at most 4)
     lora: bool = True
     lora_devices: tuple[int, ...] = (1, 2)
     run: str | None = None
@@ -51,6 +51,7 @@ class VerifyResult:
     smoke: dict | None = None
     findings: list[Finding] = field(default_factory=list)
     seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per part: imports, lora, run
 
 
 def read_target(root: Path) -> tuple[str, str | None]:
@@ -91,36 +92,6 @@ def classify(error: str) -> str:
     return "PRT701"
 
 
-def _import_batches(root: Path, modules: list[Module], version: str | None, opts: VerifyOptions) -> list[dict]:
-    jobs = max(1, min(opts.jobs or os.cpu_count() or 1, 4, len(modules)))
-    batches = [modules[i::jobs] for i in range(jobs)]
-    roots = package_roots(modules)
-
-    def one(batch: list[Module]) -> list[dict]:
-        payload = json.dumps({"modules": [[m.name, m.path_entry] for m in batch], "package_roots": roots})
-        cmd = [sys.executable, "-m", "porter.verify.harness", str(root), str(opts.timeout)]
-        env = environment(1, version, own_devices=True)
-        env.update(OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
-        try:
-            proc = subprocess.run(cmd, input=payload, env=env, capture_output=True, text=True,
-                                  timeout=opts.timeout * len(batch) + 120)
-            stdout, why = proc.stdout, "the import harness failed: " + " | ".join(proc.stderr.strip().splitlines()[-3:])
-        except subprocess.TimeoutExpired as exc:  # each import has its own limit; this is a stuck harness
-            stdout = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            why = "the import harness did not finish"
-        results = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
-        done = {r["module"] for r in results}
-        results += [{"module": m.name, "status": "error", "type": "harness", "error": why} for m in batch if m.name not in done]
-        return results
-
-    with ThreadPoolExecutor(jobs) as pool:
-        found = [r for rs in pool.map(one, batches) for r in rs]
-    by_name = {m.name: m for m in modules}
-    for r in found:
-        r["path"] = by_name[r["module"]].rel
-    return sorted(found, key=lambda r: r["path"])
-
-
 def _module_findings(results: list[dict], own: set[str]) -> list[Finding]:
     out = []
     for r in results:
@@ -137,18 +108,22 @@ def _module_findings(results: list[dict], own: set[str]) -> list[Finding]:
     return out
 
 
-def _lora(root: Path, version: str | None, opts: VerifyOptions, result: VerifyResult) -> None:
+def _lora(root: Path, version: str | None, opts: VerifyOptions, result: VerifyResult, progress: Progress) -> None:
     if not (root / ENTRY).is_file():
         result.lora_skipped = f"no {ENTRY} in the tree"
         return
     with tempfile.TemporaryDirectory(prefix="porter-verify-") as tmp:
         work = Path(tmp)
+        progress.show("LoRA: building a tiny model", part="lora")
         error = build_tiny_model(work, version, timeout=300)
         if error:
             result.lora_skipped = error
+            progress.drop("lora")
             return
         for devices in opts.lora_devices:
+            progress.show(f"LoRA on {devices} emulated device(s)", part="lora")
             run = run_lora(root, work, devices, version, timeout=600)
+            progress.drop("lora")
             result.lora.append(run)
             where = run.file or ENTRY
             if run.returncode != 0:
@@ -178,20 +153,40 @@ def _smoke(root: Path, command: str, version: str | None, opts: VerifyOptions, r
                                         f"`{command}` exited with {code}: {' | '.join(tail[-4:])}"))
 
 
-def verify_tree(root: Path, opts: VerifyOptions) -> VerifyResult:
+def _timed(result: VerifyResult, phase: str, work, *args):
+    began = time.perf_counter()
+    try:
+        return work(*args)
+    finally:
+        result.phases[phase] = time.perf_counter() - began
+
+
+def verify_tree(root: Path, opts: VerifyOptions, progress: Progress | None = None) -> VerifyResult:
+    """Verify OUT; `progress` shows where it is (a terminal line), if given."""
+    progress = progress or Progress(enabled=False)
     start = time.perf_counter()
     root = root.resolve()  # subprocesses run elsewhere (the LoRA run in a temporary folder)
     target, version = read_target(root)
     result = VerifyResult(root, target, version)
     prepare()
     modules = find_modules(root)
-    if modules:
-        result.modules = _import_batches(root, modules, version, opts)
-        result.findings.extend(_module_findings(result.modules, own_top_names(modules)))
-    if opts.lora:
-        _lora(root, version, opts, result)
+    # The LoRA runs go on beside the imports: each leaves a core idle at times (one parent
+    # importing what the children share, a single-process run, a retry alone), which the
+    # other fills. Time limits count a module's own time, so sharing the CPU times nothing out.
+    with ThreadPoolExecutor(1) as beside:
+        lora = beside.submit(_timed, result, "lora", _lora, root, version, opts, result, progress) if opts.lora else None
+        if modules:
+            result.modules = _timed(result, "imports", import_modules, root, modules, version, opts.timeout, opts.jobs,
+                                    progress)
+            result.findings.extend(_module_findings(result.modules, own_top_names(modules)))
+        if lora is not None:
+            lora.result()
     if opts.run:
+        began = time.perf_counter()
+        progress.show(f"running {opts.run}")
         _smoke(root, opts.run, version, opts, result)
+        result.phases["run"] = time.perf_counter() - began
+    progress.close()
     result.findings.sort(key=lambda f: (f.path, f.line, f.rule))
     result.seconds = time.perf_counter() - start
     return result
