@@ -1,5 +1,5 @@
 """How `porter verify` imports a tree: warm and cold parents, time limits of a module's own
-time, failures confirmed alone, and the progress line."""
+time, failures confirmed alone, optional-package guards, and the progress line."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from porter.verify import harness
+from porter.verify.guards import needed_package
 from porter.verify.owntime import own_seconds, waited_for_cpu
 from porter.verify.preload import preload_names, starts_cold
 from porter.verify.progress import Progress
@@ -43,6 +44,26 @@ def test_preload_names_are_the_third_party_modules_imported_at_module_level():
 ])
 def test_modules_naming_mlu_before_importing_torch_mlu_start_cold(source, cold):
     assert starts_cold(source) is cold
+
+
+@pytest.mark.parametrize(("error", "package"), [
+    ("ImportError: vllm is not installed.", "vllm"),
+    ("ImportError: `liger-kernel` is not installed, please install it.", "liger-kernel"),
+    ("ImportError: The 'trl>=0.18.0' distribution was not found and is required by this application. \n"
+     "To fix: run `pip install trl>=0.18.0`.", "trl"),
+    ("ImportError: trl>=0.18,<=0.24 is required for a normal functioning of this module, but found trl==0.9.", "trl"),
+    ("ImportError: LlamaTokenizer requires the SentencePiece library but it was not found in your environment.",
+     "sentencepiece"),
+    ("ImportError: Please install galore_torch: pip install galore-torch", "galore_torch"),
+    ("ImportError: cannot import name 'flash_attn_func' from 'transformers.utils'", None),
+])
+def test_optional_package_guards_name_the_package(error, package):
+    assert needed_package({"status": "error", "import_error": True, "error": error}) == package
+
+
+def test_only_import_errors_are_guards():
+    said = {"status": "error", "import_error": False, "error": "RuntimeError: vllm is not installed"}
+    assert needed_package(said) is None
 
 
 def test_own_time_leaves_out_the_wait_for_a_cpu():
@@ -141,3 +162,19 @@ def test_failures_are_confirmed_alone(tmp_path):
     assert "first" not in by["pkg/uses_minidom.py"]
     assert [(f["path"], f["rule"]) for f in data["findings"]] == [("pkg/broken.py", "PRT701")]
     assert data["exit"] == 1 and set(data["phases"]) == {"imports"}
+
+
+@pytest.mark.slow
+@runs
+def test_optional_package_guards_need_a_package_and_are_not_confirmed(tmp_path):
+    tree = _tree(tmp_path / "t", {
+        "pkg/__init__.py": "",
+        "pkg/guarded.py": "import torch\nimport torch_mlu\nraise ImportError('fancy_kernels is not installed')\n",
+        "pkg/versioned.py": "from transformers.utils.versions import require_version\nrequire_version('notapkg>=1.0')\n",
+    })
+    data = _verify(tree)
+    by = {m["path"]: m for m in data["modules"]}
+    assert by["pkg/guarded.py"]["status"] == "missing-dependency" and "first" not in by["pkg/guarded.py"]
+    assert by["pkg/versioned.py"]["status"] == "missing-dependency"
+    assert data["summary"]["missing_dependencies"] == ["fancy_kernels", "notapkg"]
+    assert data["findings"] == [] and data["exit"] == 0

@@ -49,10 +49,16 @@ def import_one(module: str, path_entry: str, root: str, package_roots: list[str]
     except ModuleNotFoundError as exc:
         result.update(status="missing", missing=exc.name or "", error=f"{type(exc).__name__}: {exc}"[:_MAX_MESSAGE])
         result["file"], result["line"], result["traceback"] = _frames(exc, root)
+        if not all(part.isidentifier() for part in (exc.name or "").split(".")):
+            # importlib.metadata's PackageNotFoundError (transformers' require_version raises
+            # one) holds a sentence, not a module name: a guard's message, read as one.
+            result.update(status="error", type=type(exc).__name__, import_error=True)
+            del result["missing"]
     except SystemExit as exc:
         result.update(status="exits", error=f"SystemExit({exc.code!r}) while importing")
     except BaseException as exc:  # noqa: BLE001 - every failure of the ported code is a result
         result.update(status="error", type=type(exc).__name__, error=f"{type(exc).__name__}: {exc}"[:_MAX_MESSAGE])
+        result["import_error"] = isinstance(exc, ImportError)  # an optional-package guard is one
         result["file"], result["line"], result["traceback"] = _frames(exc, root)
         if _asserts_its_setup(exc):
             result["status"] = "needs-setup"

@@ -18,6 +18,7 @@ from porter.emulator import environment
 from porter.emulator.apis import versions
 from porter.emulator.launch import prepare
 from porter.verify.codes import BY_CODE
+from porter.verify.guards import needed_package
 from porter.verify.imports import import_modules
 from porter.verify.locate import innermost_frame
 from porter.verify.lora import ENTRY, LoraRun, build_tiny_model, run_lora
@@ -98,6 +99,10 @@ def _module_findings(results: list[dict], own: set[str]) -> list[Finding]:
         status = r["status"]
         if status == "missing" and r.get("missing", "").split(".")[0] not in own | {"torch_mlu", "porter"}:
             r["status"] = "missing-dependency"  # a third-party package this environment lacks
+            continue
+        guarded = needed_package(r)
+        if guarded:  # the module's own check that an optional package is there
+            r.update(status="missing-dependency", missing=guarded)
             continue
         if status in ("missing", "error"):
             code = classify(r.get("error", ""))
