@@ -13,7 +13,8 @@ def _private_cache_dir(tmp_path_factory):
     import os
 
     saved = os.environ.get("XDG_CACHE_HOME")
-    # The emulator's compiled extension is keyed by its source and torch's version, so it
+    # The emulator's compiled extension is keyed by what it is built from (its source, torch's
+    # folder and version, the compiler, Python: porter/emulator/build.py), so it
     # cannot leak results; sharing the user's build saves a minute per session.
     from porter.core.datafiles import default_cache_dir
 
