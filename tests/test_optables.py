@@ -13,7 +13,7 @@ from porter.core import datafiles
 from porter.tables.optables import available_versions, load_api_table
 
 REPO = Path(__file__).resolve().parent.parent
-DATA = REPO.parent / "shared" / "data"
+DATA = REPO / "tools" / "vendor_data"  # tools/import_vendor_data.py brings it in
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 MLU_VERSIONS = ("2.1", "2.4")
 

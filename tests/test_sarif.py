@@ -13,7 +13,7 @@ from porter.commands.check import check
 
 jsonschema = pytest.importorskip("jsonschema")
 
-SCHEMA = Path(__file__).resolve().parents[2] / "shared/data/sarif/sarif-schema-2.1.0.json"
+SCHEMA = Path(__file__).resolve().parents[1] / "tools/vendor_data/sarif/sarif-schema-2.1.0.json"
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "check" / "tree"
 
 

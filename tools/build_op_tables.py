@@ -3,7 +3,8 @@
 Usage: python tools/build_op_tables.py [--data DIR] [--out DIR] [--notes FILE]
 
 Reads every `torch_mlu/torch_api.r<version>_develop.yaml` under DIR (default
-`../shared/data` beside the repository) plus porter's notes in tools/op_notes.toml, and
+tools/vendor_data, the project's copy that tools/import_vendor_data.py brings in) plus porter's
+notes in tools/op_notes.toml, and
 writes one JSON table per torch version. The output is deterministic (sorted keys, one
 entry per line), so re-running on unchanged input changes no byte and a stale committed
 table fails tests/test_optables.py. PyYAML is needed here only, never at runtime.
@@ -210,7 +211,7 @@ def build(data: Path, out: Path, notes_path: Path) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=REPO_ROOT.parent / "shared" / "data")
+    parser.add_argument("--data", type=Path, default=REPO_ROOT / "tools" / "vendor_data")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "op_tables")
     parser.add_argument("--notes", type=Path, default=REPO_ROOT / "tools" / "op_notes.toml")
     args = parser.parse_args(argv)
