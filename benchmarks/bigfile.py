@@ -1,82 +1,110 @@
-"""What one very large Python file costs porter, and what the size limit saves.
+"""What one very large file costs porter, per file type, and what the size limit saves.
 
-    python benchmarks/bigfile.py [--sizes 1,2,5] [--huge 50]
+    python benchmarks/bigfile.py [--kinds python,yaml,json,notebook] [--sizes 0.1,1,10,50]
+                                 [--huge 50] [--json FILE]
 
-Not a timed test: it prints figures. For each size (MB) one Python file of that size (CUDA
-calls spread through it) is converted with no limit (`--max-file-size 0`, one process,
-no cache): wall time and the peak memory of the porter process. Then a `--huge` MB file is
-converted with the default limit, which skips it (copied as it is, reported with the
-reason) instead of spending minutes and gigabytes on it: a 50 MB file took more than 300 s
-and about 7 GB before the limit (parsed for the rules, and again to verify the edited text).
+Not a timed test: it prints figures. For each file type and size (MB), one file of that
+type (benchmarks/synth_big.py) is converted alone with no size limit (`--max-file-size 0`,
+one process, no cache), in a fresh wrapper process (measure.py): wall seconds, CPU seconds
+(user + system: what a busy machine moves less) and the peak resident memory of the porter
+process. Per type, then, the cost of one more MB in CPU seconds and MiB: the slope from the
+smallest size to the largest (what start-up costs drops out), and the growth, the slope of
+the last step over the slope of the first (1.0: linear; 2.0: one MB costs twice as much at
+the largest size as at the smallest, a quadratic term showing). Last, a `--huge` MB
+Python file is converted with the default limit, which skips it (copied as it is, reported
+with the reason). Each size runs once: the large ones take minutes and gigabytes.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import resource
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-BLOCK = (
-    "def step_{i}(model, batch):\n"
-    "    x = batch.cuda()\n"
-    "    with torch.cuda.amp.autocast():\n"
-    "        y = model(x)\n"
-    "    torch.cuda.synchronize()\n"
-    "    return y.sum().item() + {i}\n\n\n"
-)
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from synth_big import KINDS, write  # noqa: E402
+
+from porter.engine.sources import MAX_FILE_MB  # noqa: E402
 
 
-def python_file(path: Path, megabytes: float) -> None:
-    target = int(megabytes * 1024 * 1024)
-    with open(path, "w") as fh:
-        fh.write("import torch\n\n\n")
-        size, i = 0, 0
-        while size < target:
-            text = BLOCK.format(i=i)
-            fh.write(text)
-            size += len(text)
-            i += 1
+def run(src: Path, out: Path, log: Path, *extra: str) -> dict:
+    """One convert in its own wrapper: {"rc", "wall_s", "peak_rss_mib", ...} (measure.py)."""
+    porter = [sys.executable, "-P", "-m", "porter", "convert", str(src), "--target", "mlu", "-o", str(out),
+              "--force", "--no-cache", "--jobs", "1", *extra]
+    done = subprocess.run([sys.executable, str(HERE / "measure.py"), str(log), "--", *porter],
+                          capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    if result["rc"] not in (0, 1):
+        result["log_tail"] = log.read_text(errors="replace")[-1000:]
+    return result
 
 
-def run(src: Path, out: Path, *extra: str) -> tuple[float, float, int]:
-    """(seconds, peak MB of the porter process, exit code)."""
-    started = time.perf_counter()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    proc = subprocess.run([sys.executable, "-P", "-m", "porter", "convert", str(src), "--target", "mlu", "-o", str(out),
-                           "--force", "--no-cache", "--jobs", "1", *extra], capture_output=True)
-    seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KB, the largest child so far
-    if proc.returncode not in (0, 1):
-        print(proc.stderr.decode(errors="replace")[-500:], file=sys.stderr)
-    return seconds, max(peak, before) / 1024, proc.returncode
+def _row(kind: str, mb: float, limit: str, result: dict) -> str:
+    cpu = result["user_s"] + result["sys_s"]
+    return (f"{kind:>9} {mb:7.2f} {limit:>8} {result['wall_s']:8.1f} {cpu:7.1f} {result['peak_rss_mib']:9.0f}"
+            f"  exit {result['rc']}")
+
+
+def slopes(points: list[tuple[float, float]]) -> tuple[float, float]:
+    """(cost of one more MB from the smallest size to the largest, growth: the last step's
+    slope over the first's) of (MB, value) points in increasing MB."""
+    (x0, y0), (x1, y1), (xn, yn) = points[0], points[1], points[-1]
+    overall = (yn - y0) / (xn - x0)
+    first = (y1 - y0) / (x1 - x0)
+    last = (yn - points[-2][1]) / (xn - points[-2][0])
+    return overall, (last / first if first > 0 else float("nan"))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="1,2,5", help="MB, comma-separated, converted without a limit")
-    parser.add_argument("--huge", type=float, default=50.0, help="MB of the file converted with the default limit")
+    parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of {', '.join(KINDS)}")
+    parser.add_argument("--sizes", default="0.1,1,10", help="MB, comma-separated, increasing, converted without a limit")
+    parser.add_argument("--huge", type=float, default=50.0, help="MB of the Python file converted with the default limit (0: none)")
+    parser.add_argument("--json", type=Path, help="write every run's figures here")
     args = parser.parse_args(argv)
+    kinds = [k for k in args.kinds.split(",") if k]
+    sizes = [float(s) for s in args.sizes.split(",") if s]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or len(sizes) < 2 or sizes != sorted(sizes):
+        parser.error(f"unknown kinds {unknown}" if unknown else "--sizes: at least two, increasing")
     work = Path(tempfile.mkdtemp(prefix="porter-bigfile-"))
+    runs: list[dict] = []
     try:
-        print(f"{'file':>10}  {'limit':>8}  {'seconds':>8}  {'peak MB':>8}  status")
-        for mb in [float(s) for s in args.sizes.split(",") if s]:
-            src = work / f"src{mb:g}"
+        print(f"{'kind':>9} {'MB':>7} {'limit':>8} {'seconds':>8} {'CPU s':>7} {'peak MiB':>9}  status", flush=True)
+        for kind in kinds:
+            for mb in sizes:
+                src = work / f"{kind}-{mb:g}"
+                src.mkdir()
+                real_mb = write(kind, src, mb).stat().st_size / 2**20
+                result = run(src, work / f"{kind}-{mb:g}-out", work / "log", "--max-file-size", "0")
+                shutil.rmtree(src, ignore_errors=True)
+                shutil.rmtree(work / f"{kind}-{mb:g}-out", ignore_errors=True)
+                runs.append({"kind": kind, "mb": real_mb, "limit": None, **result})
+                print(_row(kind, real_mb, "none", result) + (f"\n{result['log_tail']}" if "log_tail" in result else ""),
+                      flush=True)
+        if args.huge:
+            src = work / "huge"
             src.mkdir()
-            python_file(src / "big.py", mb)
-            seconds, peak, code = run(src, work / f"out{mb:g}", "--max-file-size", "0")
-            print(f"{mb:>8g}MB  {'none':>8}  {seconds:8.1f}  {peak:8.0f}  exit {code}")
-        src = work / "huge"
-        src.mkdir()
-        python_file(src / "big.py", args.huge)
-        seconds, peak, code = run(src, work / "outhuge")
-        print(f"{args.huge:>8g}MB  {'default':>8}  {seconds:8.1f}  {peak:8.0f}  exit {code} (skipped, copied as it is)")
-        print("peak MB: the largest porter process so far (ru_maxrss of children)")
+            real_mb = write("python", src, args.huge).stat().st_size / 2**20
+            result = run(src, work / "huge-out", work / "log")
+            runs.append({"kind": "python", "mb": real_mb, "limit": "default", **result})
+            over = real_mb > MAX_FILE_MB
+            print(_row("python", real_mb, "default", result) + (" (over the limit: skipped, copied as it is)" if over else ""))
+        print("peak MiB: the porter process's largest resident set (measure.py)\n")
+        print(f"{'kind':>9} {'CPU s per MB':>12} {'growth':>7} {'MiB per MB':>11} {'growth':>7}   (from {sizes[0]:g} to {sizes[-1]:g} MB)")
+        for kind in kinds:
+            mine = [r for r in runs if r["kind"] == kind and r["limit"] is None]
+            seconds = slopes([(r["mb"], r["user_s"] + r["sys_s"]) for r in mine])
+            memory = slopes([(r["mb"], r["peak_rss_mib"]) for r in mine])
+            print(f"{kind:>9} {seconds[0]:12.2f} {seconds[1]:7.2f} {memory[0]:11.1f} {memory[1]:7.2f}")
+        if args.json:
+            args.json.write_text(json.dumps(runs, indent=1))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

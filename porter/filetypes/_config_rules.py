@@ -129,13 +129,21 @@ def match_pairs(pairs: list[tuple[tuple[str, ...], Scalar | Node]], kind: str, r
         if kind not in rule.params["configs"] and "any" not in rule.params["configs"]:
             continue
         keys = _keys_regex(tuple(rule.params["keys"]))
+        # Once per rule, not per scalar: a large config repeats a few key paths (runs.device),
+        # and what blocks a rewrite is a setting of the document, not of the hit (looking for
+        # it again at every hit was quadratic).
+        matched: dict[str, bool] = {}
+        blockers: list[str | None] = []
         for dotted, path, value in scalars:
-            if not keys.match(dotted):
-                continue
-            if not value_fires(rule, value.value):
+            hit = matched.get(dotted)
+            if hit is None:
+                hit = matched[dotted] = keys.match(dotted) is not None
+            if not hit or not value_fires(rule, value.value):
                 continue
             new = new_value(rule, value.value)
-            blocker = _blocker(rule, pairs) if new is not None else None
+            if new is not None and not blockers:
+                blockers.append(_blocker(rule, pairs))
+            blocker = blockers[0] if new is not None else None
             text = render_like(value, new) if new is not None and blocker is None else None
             yield Hit(rule, ".".join(path), value, text, blocker)
 

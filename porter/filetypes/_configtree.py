@@ -14,7 +14,8 @@ from typing import Union
 ScalarValue = Union[str, int, float, bool, None]
 
 
-@dataclass(frozen=True)
+# Slots: a large config is a million of these, and an instance dictionary tripled each one.
+@dataclass(frozen=True, slots=True)
 class Scalar:
     """A scalar and where its text is. `style` is '' (plain), '"' or "'" (quoted), '|'/'>' (YAML
     block scalars), 'json' (a JSON string) or 'flag' (a bare command-line switch); only plain
@@ -26,14 +27,14 @@ class Scalar:
     style: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Mapping:
     pairs: tuple[tuple[Scalar, "Node"], ...]
     start: int
     end: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sequence:
     items: tuple["Node", ...]
     start: int

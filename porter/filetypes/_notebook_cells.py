@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from porter.core.model import Finding
@@ -161,16 +162,17 @@ def _python(path: str, parts: list[tuple[int, str]], rules: ActiveRules,
         result = convert_snippet(path, text, rules) if len(groups) > 1 else result
         if result is None:
             continue
-        starts, pos = [], 0
+        starts, cells, pos = [], [], 0
         for cell, cell_text in group:
-            starts.append((pos, pos + len(cell_text), cell))
+            starts.append(pos)
+            cells.append(cell)
             pos += len(cell_text) + 1
 
         def locate(offset: int) -> tuple[int, int]:
-            for start, end, cell in starts:
-                if start <= offset <= end:
-                    return cell, offset - start
-            raise ValueError(offset)  # pragma: no cover - offsets come from the joined text
+            # The cell holding the offset of the joined text (its end, the "\n" after it,
+            # included): a search, as a notebook has thousands of cells and edits.
+            k = bisect_right(starts, offset) - 1
+            return cells[k], offset - starts[k]
 
         for applied in result.edits:
             edit = applied.edit

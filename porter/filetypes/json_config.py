@@ -36,13 +36,14 @@ def find_json(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | N
     if not isinstance(file, TextFile):
         return file
     try:
-        top = json.loads(file.text)
+        # (only its type is kept: the loaded document alive beside the config tree doubled the peak)
+        is_object = isinstance(json.loads(file.text), dict)
     except (json.JSONDecodeError, RecursionError) as exc:
         if isinstance(exc, json.JSONDecodeError) and exc.msg == "Extra data" and _json_lines(file.text):
             return None  # JSON Lines named .json (a dataset, one record per line): data, never a config
         where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
         return Skipped(f"invalid JSON: {getattr(exc, 'msg', exc)}{where}; copied unchanged")
-    if not isinstance(top, dict):  # data (a list of records) or a bare value: never a config
+    if not is_object:  # data (a list of records) or a bare value: never a config
         return None
     try:
         root = parse_json(file.text)

@@ -134,9 +134,12 @@ def find_notebook(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped
     findings = [place(cf.cell, cf.offset, cf.finding) for cf in cell_findings]
     # nbformat writes raw UTF-8; keep `\uXXXX` escapes only in files that already use them.
     ascii_only = file.text.isascii() and bool(_ESCAPED.search(file.text))
-    for cell, parts in enumerate(sources):
-        mine = [e for e in cell_edits if e.cell == cell]
-        for json_edit, applied in _rewrite(file.text, parts, in_lists[cell], mine, ascii_only) if mine else ():
+    by_cell: dict[int, list[CellEdit]] = {}  # (grouped once: a scan per cell was quadratic)
+    for e in cell_edits:
+        by_cell.setdefault(e.cell, []).append(e)
+    for cell, mine in sorted(by_cell.items()):
+        parts = sources[cell]
+        for json_edit, applied in _rewrite(file.text, parts, in_lists[cell], mine, ascii_only):
             for e in applied:
                 findings.append(replace(place(cell, e.start, e.finding),
                                         edit=Edit(e.rule, json_edit.start, json_edit.end, json_edit.replacement)))

@@ -7,6 +7,7 @@ hunk is labelled with the rule codes of the edits on its lines.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -77,19 +78,28 @@ def parse_patch(patch: bytes) -> dict[str, list[tuple[str, int, int, list]]]:
     return {p: _decode(hunks) for p, hunks in out.items()}
 
 
-def _nearest(spans: list[tuple[int, int]], line: int) -> int:
-    # The hunk whose old range holds `line`, else the closest one: every edit gets a hunk.
-    return min(range(len(spans)), key=lambda k: 0 if spans[k][0] <= line <= spans[k][1]
-               else min(abs(line - spans[k][0]), abs(line - spans[k][1])))
+def _distance(span: tuple[int, int], line: int) -> int:
+    return 0 if span[0] <= line <= span[1] else min(abs(line - span[0]), abs(line - span[1]))
+
+
+def _nearest(spans: list[tuple[int, int]], starts: list[int], line: int) -> int:
+    """The hunk whose old range holds `line`, else the closest one (the earlier on a tie):
+    every edit gets a hunk. A patch's hunks are in order and apart, so only the last hunk
+    starting at or before the line and the one after it can be nearest: a search, not a
+    scan of every hunk per edit (quadratic: 7 of a 1 MB notebook's 13 s)."""
+    k = bisect_right(starts, line) - 1
+    candidates = [c for c in (k, k + 1) if 0 <= c < len(spans)]
+    return min(candidates, key=lambda c: (_distance(spans[c], line), c))
 
 
 def hunks_from_patch(parsed: list[tuple[str, int, int, list]], edits: list[dict]) -> list[Hunk]:
     """Annotate each hunk, and each old line, with the rule codes of the edits on it."""
     spans = [(start, start + max(n, 1) - 1) for _, start, n, _ in parsed]
+    starts = [start for start, _ in spans]
     codes: list[set[str]] = [set() for _ in parsed]
     for e in edits:
         if parsed:
-            codes[_nearest(spans, e["line"])].add(e["rule"])
+            codes[_nearest(spans, starts, e["line"])].add(e["rule"])
     by_line: dict[int, set[str]] = {}
     for e in edits:
         by_line.setdefault(e["line"], set()).add(e["rule"])
