@@ -95,3 +95,26 @@ def test_more_tasks_than_tokens_are_handed_out_in_groups():
     n = 3 * 4_096 + 5  # more tasks than the pipe holds tokens
     results = map_files(_plus_one, [(i, 1_000) for i in range(n)], size=lambda t: t[1], jobs=2)
     assert results == [i + 1 for i in range(n)]
+
+
+def test_steps_side_by_side_report_the_first_failure_in_step_order(monkeypatch):
+    # The worker takes the first step (this process is held back) and fails; this process
+    # then fails the second: what is raised is the first step's error, as in one process.
+    from porter.engine import parallel
+
+    finish = parallel.ForkedMap.finish
+
+    def late(self):
+        time.sleep(0.3)
+        return finish(self)
+
+    def first():
+        raise OSError("report.html: File too large")
+
+    def second():
+        raise OSError("porter_lora/train_lora.py: File too large")
+
+    monkeypatch.setattr(parallel.ForkedMap, "finish", late)
+    for _ in range(3):
+        with pytest.raises(OSError, match="report.html"):
+            parallel.side_by_side([first, second], jobs=2)

@@ -131,18 +131,28 @@ class ForkedMap:
 
 def side_by_side(steps: Sequence[Callable[[], object]], jobs: int | None = None) -> None:
     """Run independent steps (each writes its own files), one per process where the OS can
-    fork and `jobs` allows. What a step raises is raised here: a step that failed in a worker
-    runs again in this process."""
+    fork and `jobs` allows. What a step raises is raised here, the first failing step's in
+    step order, as when they run one after another: which process met its failure first
+    must not decide what a run reports (a full disk fails report.html and the LoRA files
+    alike; the one named depended on which process took which step)."""
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(steps) < 2 or not hasattr(os, "fork"):
         for step in steps:
             step()
         return
-    ForkedMap(_call, steps, min(jobs, len(steps))).finish()
+    failed = [e for e in ForkedMap(_call, steps, min(jobs, len(steps))).finish() if e is not None]
+    if failed:
+        raise failed[0]
 
 
-def _call(step: Callable[[], object]) -> None:
-    step()
+def _call(step: Callable[[], object]) -> Exception | None:
+    """The step's error, returned (from a worker, pickled; one that does not pickle loses the
+    worker's results, and its steps run again here)."""
+    try:
+        step()
+    except Exception as exc:
+        return exc
+    return None
 
 
 def _plan(tasks: Sequence[T], size: Callable[[T], int], bundle: Callable[[T], str | None]) -> list[list[int]]:
