@@ -257,11 +257,21 @@ def test_detect_layout_needs_the_entry_point(tmp_path):
     assert detect_layout(tmp_path / "b") is None
 
 
-@pytest.mark.parametrize("path,expected", [("/work/lf", "llamafactory"), ("/work/lf060", "llmtuner")])
-def test_detect_layout_on_real_checkouts(path, expected):
-    if not Path(path, "src").is_dir():
-        pytest.skip(f"no LLaMA-Factory checkout at {path}")
-    assert detect_layout(Path(path)) == expected
+# Real LLaMA-Factory checkouts (fetched code never ships with porter): set PORTER_LF to a
+# current one and PORTER_LF060 to a 0.6.0 one (its llmtuner layout) to run these.
+_CHECKOUTS = [("PORTER_LF", "llamafactory"), ("PORTER_LF060", "llmtuner")]
+
+
+def _checkout(variable: str) -> Path:
+    path = os.environ.get(variable)
+    if not path or not Path(path, "src").is_dir():
+        pytest.skip(f"set {variable} to a LLaMA-Factory checkout")
+    return Path(path)
+
+
+@pytest.mark.parametrize("variable,expected", _CHECKOUTS)
+def test_detect_layout_on_real_checkouts(variable, expected):
+    assert detect_layout(_checkout(variable)) == expected
 
 
 def test_unknown_target():
@@ -397,13 +407,12 @@ def test_model_type_table_names_templates_the_current_version_has():
     assert {template for _, _, template in MODEL_TYPE_TEMPLATES} <= known
 
 
-@pytest.mark.parametrize("path,layout", [("/work/lf", "llamafactory"), ("/work/lf060", "llmtuner")])
-def test_template_table_of_real_checkouts(path, layout):
-    if not Path(path, "src").is_dir():
-        pytest.skip(f"no LLaMA-Factory checkout at {path}")
+@pytest.mark.parametrize("variable,layout", _CHECKOUTS)
+def test_template_table_of_real_checkouts(variable, layout):
+    path = _checkout(variable)
     from porter.lora.lf_templates import template_table
 
-    table = template_table(Path(path), layout)
+    table = template_table(path, layout)
     qwen = {"llamafactory": "qwen2-7b-instruct", "llmtuner": "qwen1.5-7b-chat"}[layout]  # each version's own
     assert table["by_name"][qwen] == "qwen"
     assert table["by_name"]["llama-2-7b-chat-hf"] == "llama2"  # a hub id's basename
