@@ -252,17 +252,13 @@ def _constraints_step(src: Path, opts: ConvertOptions, report: dict, place: Repo
     """Add the constraints file's derivation to `report` and return the step that writes it
     (porter_report/requirements-<target>.txt, from SRC's own pins and the package table)."""
     from porter.core.files import write_beneath
-    from porter.filetypes.constraints import constraints_file_name, derive_constraints, render_constraints
+    from porter.filetypes.constraints import DERIVATION, constraints_file_name, derive_constraints, render_constraints
 
     name = constraints_file_name(opts.target)
     rows = derive_constraints(src, opts.target, opts.version)
     report["constraints"] = {
         "file": name,
-        "derived": "Each distribution porter's package table bounds on this line: the repository's own pin where it "
-                   "holds only working releases, its range with the floor raised where it admits older ones, the "
-                   "table's range where the pin excludes them all; pins are read from requirements.txt, "
-                   "pyproject.toml (optional dependencies too), setup.cfg, setup.py and environment.yml "
-                   "at the root of the tree.",
+        "derived": DERIVATION,
         "rows": [c.plain() for c in rows],
     }
     text = render_constraints(rows, opts.target, opts.version)

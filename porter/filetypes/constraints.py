@@ -12,16 +12,20 @@ not know the target, and a constraint installs nothing by itself.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from porter.filetypes.pins import PIN_FILES, read_pins
 from porter.rules.terms import TARGET_NAMES
 from porter.tables.packages import load_package_table
-from porter.tables.requirement_policy import merged_range, releases_check
+from porter.tables.requirement_policy import merged_range, releases_check, without_local_labels
 
-_LOCAL = re.compile(r"\+[0-9A-Za-z.]+")
+# How the file is derived, as the reports say it (report.json's constraints.derived).
+DERIVATION = ("Each distribution porter's package table bounds on this line: the repository's own pin where it "
+              "holds only working releases, its range with the floor raised where it admits older ones, the "
+              "table's range where the pin excludes them all; pins are read from requirements.txt, "
+              "pyproject.toml (optional dependencies too), setup.cfg, setup.py and environment.yml "
+              "at the root of the tree.")
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ def derive_constraints(root: Path, target: str, line: str | None) -> list[Constr
     for name, spec in pins.requirements:
         written.setdefault(name, [])
         if spec:
-            written[name].append(_LOCAL.sub("", spec))
+            written[name].append(without_local_labels(spec))
     out: list[Constraint] = []
     for name, entry in sorted(bounded.items()):
         if entry.action in ("drop", "replace"):

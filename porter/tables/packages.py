@@ -10,6 +10,7 @@ in the data fails loudly with the file and key instead of silently matching noth
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -126,8 +127,6 @@ class PackageTable:
 
 def repository_of(url: str) -> str | None:
     """"host/owner/name" (lower case) of a git repository URL, else None."""
-    import re
-
     match = re.match(r"(?:git\+)?(?:[a-z]+://)?(?:[^@/]+@)?([^/:]+)[/:]([^/]+)/([^/@#?]+)", url.strip(), re.IGNORECASE)
     if match is None or "." not in match.group(1):
         return None

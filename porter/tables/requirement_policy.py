@@ -229,7 +229,7 @@ class RequirementPolicy:
         at one release, torch, is installed by the vendor: a range that holds it keeps it)."""
         working = entry.releases(self.line) if entry is not None else None
         # A +cuXXX label is the local-version rule's business; the release is what counts here.
-        written = ",".join(_CUDA_LOCAL.sub("", str(s)) for s in req.specifier)
+        written = without_local_labels(",".join(str(s) for s in req.specifier))
         if working is None or not written or entry is None or entry.action in ("drop", "replace"):
             return []
         check = releases_check(written, working)
@@ -246,7 +246,7 @@ class RequirementPolicy:
                        f"{entry.releases_why}")
             if entry.action == "flag":
                 message += f" {entry.reason}"
-            suggestion = f"Require {req.name}{suggested}{self._other_lines(req, written)}."
+            suggestion = f"Require {req.name}{suggested}{self._other_lines(entry, written)}."
         else:
             message = (f"{req.name}{written} admits older releases that do not work on {where}, which needs "
                        f"{req.name}{working}: {entry.releases_why}")
@@ -255,11 +255,8 @@ class RequirementPolicy:
             suggestion = f"Raise the floor: {req.name}{suggested}."
         return [Verdict(rule, rule.severity, message, suggestion, subject=req.name)]
 
-    def _other_lines(self, req: PlainRequirement | Requirement, written: str) -> str:
+    def _other_lines(self, entry: PackageEntry, written: str) -> str:
         """`, or convert for --target-version 2.1` when another line's releases fit the pin."""
-        entry = self.table.by_distribution(req.name)
-        if entry is None:
-            return ""
         fits = [line for line, spec in entry.releases_by_line
                 if line != self.line and releases_check(written, spec) is None]
         return f" (or port for the line that has it: --target-version {' or '.join(fits)})" if fits else ""
@@ -280,6 +277,15 @@ class RequirementPolicy:
             out.append(Verdict(rule, rule.severity, f"{message}; removed", rule.suggestion, match.span(), "",
                                subject=req.name))
         return out
+
+
+# A local version label (+cu121, +cpu, +rocm6.2): a build of a release, not another release.
+_LOCAL_LABEL = re.compile(r"\+[0-9A-Za-z.]+")
+
+
+def without_local_labels(specifier: str) -> str:
+    """The specifier with its local labels removed: releases are what the target's table bounds."""
+    return _LOCAL_LABEL.sub("", specifier)
 
 
 def releases_check(written: str, working: str) -> tuple[str, str] | None:
