@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_C_ESCAPE = re.compile(rb'\\([0-7]{3}|.)', re.DOTALL)
+_C_CHARS = {b"a": b"\a", b"b": b"\b", b"t": b"\t", b"n": b"\n", b"v": b"\v", b"f": b"\f", b"r": b"\r"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,24 @@ def _decode(hunks: list[tuple[str, int, int, list]]) -> list[tuple[str, int, int
             for header, start, n, lines in hunks]
 
 
+def new_name(header: bytes) -> str | None:
+    """The path of a `+++ ` line, as report.json spells it; None for /dev/null.
+
+    git writes a name with a quote, a backslash, a control or a non-ASCII byte in double
+    quotes with C escapes (porter/core/patch.py quote_path), and ends an unquoted name that
+    holds a space with a tab. Bytes that are not UTF-8 read back with surrogateescape, as
+    the scan read the name."""
+    name = header[4:]
+    if name.startswith(b'"'):
+        body = name[1:name.rindex(b'"')] if name.count(b'"') > 1 else name[1:]
+        name = _C_ESCAPE.sub(lambda m: bytes([int(m[1], 8) & 0xFF]) if len(m[1]) == 3 else _C_CHARS.get(m[1], m[1]), body)
+    else:
+        name = name.rstrip(b"\t")
+    if not name.startswith(b"b/"):
+        return None
+    return name[2:].decode("utf-8", errors="surrogateescape")
+
+
 def parse_patch(patch: bytes) -> dict[str, list[tuple[str, int, int, list]]]:
     """Split a unified diff into {path: [(header, old_start, old_len, lines)]}.
 
@@ -58,9 +78,10 @@ def parse_patch(patch: bytes) -> dict[str, list[tuple[str, int, int, list]]]:
     i, path = 0, None
     while i < len(lines):
         line, i = lines[i], i + 1
-        if line.startswith(b"+++ b/"):
-            path = line[6:].decode("utf-8", errors="replace")
-            out.setdefault(path, [])
+        if line.startswith(b"+++ "):
+            path = new_name(line)
+            if path is not None:
+                out.setdefault(path, [])
         elif (m := _HUNK.match(line)) and path is not None:
             old, new = int(m[1]), int(m[3])
             old_left = int(m[2]) if m[2] is not None else 1
