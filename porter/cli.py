@@ -48,7 +48,8 @@ class _LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
 
-@click.group(cls=_LazyGroup)
+# -h as well as --help, on porter and (inherited by each subcommand's context) every subcommand.
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="porter")
 def main() -> None:
     """Port PyTorch CUDA training repositories to Cambricon MLU and Hygon DCU / ROCm."""
