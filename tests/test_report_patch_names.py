@@ -7,6 +7,7 @@ import pytest
 from porter.core.patch import file_diff
 from porter.reports.html import render_html
 from porter.reports.hunks import parse_patch
+from report_sample import sample_report
 
 NAMES = ["plain.py", "we ird.py", "ü/データ.py", 'q"uote.py', "back\\slash.py", "tab\tname.py", "new\nline.py",
          "raw\udce9byte.py"]
@@ -27,14 +28,8 @@ def test_each_file_keeps_its_own_hunks_whatever_its_name(name):
 
 def test_the_page_shows_a_quoted_name_s_hunk_under_that_file():
     names = ["first.py", "we ird.py", "ü.py"]
-    report = {"schema_version": 1, "porter_version": "0", "target": "mlu", "source": "s", "rules_digest": "d",
-              "summary": {"files_scanned": 3, "files_changed": 3, "files_unchanged": 0, "files_skipped": 0,
-                          "files_failed": 0, "edits": 3, "lines_changed": 3, "edits_by_rule": {"PRT101": 3},
-                          "findings": 0, "findings_by_severity": {}},
-              "files": [{"path": n, "kind": "python", "status": "changed",
-                         "edits": [{"rule": "PRT101", "line": 1, "col": 1, "before": f"x = {k}", "after": f"x = {k + 100}"}]}
-                        for k, n in enumerate(names)],
-              "findings": [], "rules": {}}
+    report = sample_report([{"path": n, "kind": "python", "status": "changed", "edits": [
+        {"rule": "PRT101", "line": 1, "col": 1, "before": f"x = {k}", "after": f"x = {k + 100}"}]} for k, n in enumerate(names)])
     page = render_html(report, _patch(names))
     for k, name in enumerate(names):
         start = page.index(f'<summary><code>{name}</code>')

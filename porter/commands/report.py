@@ -33,6 +33,8 @@ def load_report(path: Path) -> dict:
         report = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"cannot read {path}: {exc}") from exc
+    except RecursionError as exc:  # json's decoder recurses per level: a hostile file ends it
+        raise ValueError(f"{path}: nested too deeply to be a report.json") from exc
     found = report.get("schema_version") if isinstance(report, dict) else None
     if found != SUPPORTED_SCHEMA:
         raise ValueError(f"{path}: schema_version {found!r} is not supported (this porter reads {SUPPORTED_SCHEMA})")
