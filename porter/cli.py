@@ -41,6 +41,17 @@ class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        # click says "No such command"; a near miss (`porter chek`) also gets the likely name.
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
+            from porter.core.suggest import closest, did_you_mean
+
+            hint = did_you_mean(closest(name, self.list_commands(ctx)))
+            if hint:
+                ctx.fail(f"No such command {name!r}; {hint}")
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.lazy:
             module, attr = self.lazy[name].split(":")
@@ -204,9 +215,13 @@ def rules_cmd(code: str | None, target: str | None, config: Path | None, isolate
             for rule in (*sets[t].rules, *runtime_rules(t)):
                 click.echo(f"{rule.code}  {t:<3}  {rule.name:<36} {rule.summary}")
         sys.exit(2 if problems else 0)
-    found = [(t, r) for t in targets for r in (*sets[t].rules, *runtime_rules(t)) if r.code == code.upper()]
+    every = [(t, r) for t in targets for r in (*sets[t].rules, *runtime_rules(t))]
+    found = [(t, r) for t, r in every if r.code == code.upper()]
     if not found:
-        raise click.UsageError(f"no rule {code}; see `porter rules` for the list")
+        from porter.core.suggest import closest_codes, did_you_mean
+
+        hint = did_you_mean(closest_codes(code, {r.code for _, r in every}))
+        raise click.UsageError(f"no rule {code}; {hint + ' ' if hint else ''}see `porter rules` for the list")
     for t, rule in found:
         click.echo(f"{rule.code} {rule.name} [{t}]  (kind {rule.kind}, severity {rule.severity}, fix {rule.applicability})")
         click.echo(f"\n  What it does: {rule.summary}")

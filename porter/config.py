@@ -230,9 +230,17 @@ def project_codes(files: tuple[Path, ...]) -> tuple[str, ...]:
     return tuple(sorted(codes))
 
 
+def unknown_code_message(code: str, extra: tuple[str, ...] = ()) -> str:
+    """What is said of a code no rule has, with the codes it was probably meant to be."""
+    from porter.core.suggest import closest_codes, did_you_mean
+
+    hint = did_you_mean(closest_codes(code, known_codes(extra)))
+    return f"unknown rule code {code!r} ({hint + ' ' if hint else ''}see `porter rules` for the list)"
+
+
 def _check_code(code: str, where: str, extra: tuple[str, ...] = ()) -> None:
     if unknown_codes([code], extra):
-        raise ConfigError(f"{where}: unknown rule code {code!r} (see `porter rules` for the list)")
+        raise ConfigError(f"{where}: {unknown_code_message(code, extra)}")
 
 
 def _check_version(target: str | None, version: str, where: str) -> None:
@@ -329,8 +337,9 @@ def with_options(settings: Settings, **options: Any) -> Settings:
                 changes[attr] = value
                 continue
         for code in value if attr in ("select", "extend_select", "ignore") else ():
-            if unknown_codes([code], project_codes(settings.project_rules)):
-                raise ConfigError(f"--{key}: unknown rule code {code!r} (see `porter rules` for the list)")
+            extra = project_codes(settings.project_rules)
+            if unknown_codes([code], extra):
+                raise ConfigError(f"--{key}: {unknown_code_message(code, extra)}")
         changes[attr] = value
         sources[key] = COMMAND_LINE
     if "target_version" in changes:

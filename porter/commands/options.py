@@ -39,11 +39,11 @@ def codes(value: str | None, option: str | None = None, validate: bool = True) -
     False: the caller checks them, knowing the project's own rules too.)"""
     found = tuple(c.strip() for c in (value or "").split(",") if c.strip())
     if found and validate:
-        from porter.config import unknown_codes
+        from porter.config import unknown_code_message, unknown_codes
 
         bad = unknown_codes(found)
         if bad:
-            raise click.BadParameter(f"unknown rule code {bad[0]!r} (see `porter rules` for the list)", param_hint=option)
+            raise click.BadParameter(unknown_code_message(bad[0]), param_hint=option)
     return found
 
 

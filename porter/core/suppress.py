@@ -99,13 +99,22 @@ def problems(text: str, comments: str, known: Collection[str], active: Collectio
             for code in parts:
                 if not _CODE.fullmatch(code):
                     out.append(Problem("invalid", line, col, f"`# porter: ignore[...]`: {code!r} is not a rule code "
-                                                           "(PRT and 3 digits); the comment suppresses nothing"))
+                                                           "(PRT and 3 digits); the comment suppresses nothing"
+                                                           f"{_hint(code, known)}"))
                 elif code not in known:
                     out.append(Problem("invalid", line, col, f"`# porter: ignore[...]`: no rule has the code {code} "
-                                                           "(see `porter rules`)"))
+                                                           f"(see `porter rules`){_hint(code, known)}"))
                 elif code in active and (line, code) not in used:
                     out.append(Problem("unused", line, col, f"unused suppression: no {code} finding on this line"))
     return out
+
+
+def _hint(code: str, known: Collection[str]) -> str:
+    """'; did you mean PRT201?' for a mistyped code (difflib loaded only then)."""
+    from porter.core.suggest import closest_codes, did_you_mean
+
+    hint = did_you_mean(closest_codes(code, known))
+    return f"; {hint}" if hint else ""
 
 
 def _column(text: str, line: int, comment: str, offset: int) -> int:
