@@ -11,6 +11,7 @@ import click
 
 from porter import __version__
 from porter.commands.options import (
+    NO_TARGET,
     cache_options,
     checked_version,
     config_options,
@@ -132,7 +133,7 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
         click.echo(settings_text(settings, src), nl=False)
         return
     if settings.target is None:
-        raise click.UsageError("no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml")
+        raise click.UsageError(NO_TARGET)
     version = checked_version(settings.target, settings.target_version)
     cache = chosen_cache_dir(cache_dir, no_cache)
     max_bytes = int(max_mb * 1024 * 1024) if max_mb else None
@@ -265,7 +266,7 @@ def lora_cmd(tree: Path, target: str | None, deepspeed: bool, out: Path | None) 
         click.echo(f"porter: error: {exc}", err=True)
         sys.exit(2)
     if target is None:
-        raise click.UsageError("no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml")
+        raise click.UsageError(NO_TARGET)
 
     try:
         # -o names the folder (made if missing); the default TREE/porter_lora is reached

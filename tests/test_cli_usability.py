@@ -73,3 +73,20 @@ def test_code_suggestions_read_lookalike_letters_and_prefixes():
     assert closest_codes("PRT2O", codes) == ["PRT20"]  # a prefix is suggested as a prefix
     assert closest_codes("PTR405", codes) == ["PRT405"]
     assert closest_codes("PRT999", codes) == []  # PRT and a digit in common is no likeness
+
+
+def test_ops_uses_the_configured_target_and_line(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.porter]\ntarget = "mlu"\ntarget-version = "2.1"\n')
+    monkeypatch.chdir(tmp_path)
+    result = _run("ops", "F.scaled_dot_product_attention")
+    assert result.exit_code == 0, result.output
+    assert "in the mlu table for torch 2.1" in result.output
+    # --target over the configuration; the configured line is not carried to another target.
+    other = _run("ops", "F.scaled_dot_product_attention", "--target", "hip")
+    assert other.exit_code == 0 and "in the hip table" in other.output
+
+
+def test_ops_without_any_target_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = _run("ops", "F.pad")
+    assert result.exit_code == 2 and "no target: pass --target" in result.output

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from porter.commands.options import (
+    NO_TARGET,
     cache_options,
     checked_version,
     chosen_cache_dir,
@@ -75,7 +76,7 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
         click.echo(settings_text(settings, paths[0]), nl=False)
         return
     if settings.target is None:
-        raise click.UsageError("no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml")
+        raise click.UsageError(NO_TARGET)
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose cannot be combined")
     settings = replace(settings, target_version=checked_version(settings.target, settings.target_version),
@@ -145,13 +146,27 @@ def _show(report, fmt: str, write_baseline: Path | None, verbosity: int) -> int:
 
 @click.command("ops")
 @click.argument("name")
-@click.option("--target", "-t", type=click.Choice(TARGETS), required=True)
-@click.option("--target-version", "version", default=None, help="torch version of the table (mlu: 2.1, 2.4); default: the newest.")
-def ops(name: str, target: str, version: str | None) -> None:
+@click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
+              help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` of the configuration.")
+@click.option("--target-version", "version", default=None,
+              help="torch version of the table (mlu: 2.1, 2.4); default: the configuration's, else the newest.")
+def ops(name: str, target: str | None, version: str | None) -> None:
     """What the support table of TARGET says about the torch API NAME (F.x, nn.X and Tensor.x work too)."""
     from porter.tables.optables import ANY_VERSION, available_versions, load_api_table
     from porter.python.opscan import table_label
 
+    if target is None:  # the configuration found from the working directory, as check finds it
+        from porter.config import ConfigError, settings_for
+
+        try:
+            settings = settings_for(Path("."), True)
+        except ConfigError as exc:
+            click.echo(f"porter: error: {exc}", err=True)
+            sys.exit(2)
+        if settings.target is None:
+            raise click.UsageError(NO_TARGET)
+        # The configured line goes with the configured target only, never with another --target.
+        target, version = settings.target, version or settings.target_version
     api = _qualify(name)
     try:
         table = load_api_table(target, version)

@@ -8,6 +8,8 @@ import click
 
 from porter.rules import TARGETS
 
+NO_TARGET = "no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml"
+
 target_option = click.option("--target", "-t", type=click.Choice(TARGETS), required=True,
                              help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm).")
 version_option = click.option("--target-version", "version", default=None,
