@@ -243,7 +243,7 @@ def test_diff_rows_are_escaped_as_the_template_escapes():
 
     from markupsafe import escape
 
-    from porter.reports.html import _escape
+    from porter.reports.diff_rows import escape as _escape
 
     rng = random.Random(3)
     for _ in range(5000):

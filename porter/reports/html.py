@@ -16,46 +16,38 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from porter.reports import diff_rows
+from porter.reports.charts import charts
 from porter.reports.hunks import hunks_from_edits, hunks_from_patch, parse_patch
 from porter.core.templating import environment
 from porter.reports.stats import SEVERITY_ORDER, compute_stats, file_rows, needs_review, percent
 
+
 def _diffs(report: dict, patch: bytes | None) -> list[dict]:
+    """Each file to look at: its hunks with the findings on their lines, and the findings on
+    lines no hunk shows (listed above the hunks). A file with findings and no change is one
+    too, all its findings listed: report.json has no source text to show around them."""
     parsed = parse_patch(patch) if patch is not None else {}
+    findings: dict[str, list[dict]] = {}
+    for f in report["findings"]:
+        findings.setdefault(f["path"], []).append(f)
+    entries = [(entry["path"], entry.get("edits", [])) for entry in report["files"]]
+    listed = {path for path, _ in entries}
+    entries += [(path, []) for path in findings if path not in listed]  # project-level findings
     diffs = []
-    for entry in report["files"]:
-        edits = entry.get("edits", [])
-        if not edits and entry["path"] not in parsed:
+    for path, edits in entries:
+        if not edits and path not in parsed and path not in findings:
             continue
-        hunks = hunks_from_patch(parsed[entry["path"]], edits) if entry["path"] in parsed else hunks_from_edits(edits)
+        hunks = hunks_from_patch(parsed[path], edits) if path in parsed else hunks_from_edits(edits)
         ident = f"diff-{len(diffs)}"
-        diffs.append({"id": ident, "path": entry["path"], "edits": len(edits),
-                      "hunks": [{"header": h.header, "rules": h.rules, "rows": _rows(ident, h.lines)} for h in hunks],
-                      "rules": sorted({e["rule"] for e in edits}), "python": entry["path"].endswith((".py", ".pyi")),
+        left = diff_rows.by_line(findings.get(path, ()))
+        shown = [{"header": h.header, "rules": h.rules, "rows": diff_rows.rows(ident, h.lines, left)} for h in hunks]
+        outside = Markup("".join(diff_rows.finding_box(f) for line in sorted(left) for f in left[line]))
+        diffs.append({"id": ident, "path": path, "edits": len(edits), "hunks": shown, "outside": outside,
+                      "findings": len(findings.get(path, ())), "rules": sorted({e["rule"] for e in edits}),
+                      "python": path.endswith((".py", ".pyi")),
                       "old_lines": {line.old for h in hunks for line in h.lines if line.old is not None}})
     return diffs
-
-
-_ROW_CLASS = {"-": "del", "+": "add"}
-
-
-def _escape(text: str) -> str:
-    """What the template's autoescape writes (markupsafe's entities), as a plain string."""
-    return text.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;").replace("'", "&#39;").replace('"', "&#34;")
-
-
-def _rows(ident: str, lines) -> Markup:
-    """A hunk's table rows, one per diff line, escaped as the template escapes. Built here, not
-    by a template loop: a large port shows ~100k diff lines, and jinja's per-line macro calls
-    took seconds."""
-    out = []
-    for line in lines:
-        anchor = f' id="{_escape(ident)}-L{line.old}"' if line.old and line.kind != "+" else ""
-        rules = "".join(f'<a class="rule" href="#rule-{_escape(c)}">{_escape(c)}</a> ' for c in line.rules)
-        out.append(f'\n<tr class="{_ROW_CLASS.get(line.kind, "ctx")}"{anchor}><td class="n">{line.old or ""}</td>'
-                   f'<td class="n">{line.new or ""}</td><td class="g">{rules}</td><td class="p">{_escape(line.kind)}</td>'
-                   f'<td class="c">{_escape(line.text)}</td></tr>')
-    return Markup("".join(out))
 
 
 def _finding_anchors(findings: list[dict], diffs: list[dict]) -> list[str | None]:
@@ -68,6 +60,11 @@ def _finding_anchors(findings: list[dict], diffs: list[dict]) -> list[str | None
     return anchors
 
 
+def breakable(path: str) -> Markup:
+    """A path, escaped, that a narrow column wraps after a slash rather than inside a name."""
+    return Markup("/<wbr>".join(diff_rows.escape(part) for part in path.split("/")))
+
+
 def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
@@ -76,13 +73,14 @@ def render_html(report: dict, patch: bytes | None = None) -> str:
     """The whole page as a string; `patch` is changes.patch when available."""
     env = environment("templates/report", autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["percent"] = percent
+    env.filters["breakable"] = breakable
     # Our own CSS and JS are trusted and inlined verbatim; the CSP pins them by hash.
     css, js = (Markup(env.loader.get_source(env, name)[0]) for name in ("report.css", "report.js"))
     rows = file_rows(report)
     diffs = _diffs(report, patch)
     findings = report["findings"]
     return env.get_template("report.html.j2").render(
-        r=report, stats=compute_stats(report), severities=SEVERITY_ORDER,
+        r=report, stats=compute_stats(report), severities=SEVERITY_ORDER, charts=charts(report),
         rows=rows, review=[needs_review(row) for row in rows],
         odd=[row for row in rows if row["status"] in ("skipped", "failed")],
         diffs=diffs, diff_ids={d["path"]: d["id"] for d in diffs}, from_patch=patch is not None,
