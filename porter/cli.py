@@ -10,8 +10,10 @@ from pathlib import Path
 import click
 
 from porter import __version__
+from porter.core.terminal import printable
 from porter.commands.options import (
     NO_TARGET,
+    FiniteFloatRange,
     cache_options,
     checked_version,
     config_options,
@@ -88,7 +90,7 @@ def main() -> None:
 @click.option("--report-dir", type=click.Path(path_type=Path), default=None,
               help="Write the report files here and the LoRA files to DIR/porter_lora (default: OUT/porter_report and "
                    "OUT/porter_lora; with --in-place: <SRC>_porter_report beside SRC). Never inside SRC.")
-@click.option("--max-file-size", "max_mb", type=click.FloatRange(min=0), default=10.0, show_default=True,
+@click.option("--max-file-size", "max_mb", type=FiniteFloatRange(min=0), default=10.0, show_default=True,
               help="Files larger than this many MB are copied as they are, not converted (reported as skipped); 0: no limit.")
 @jobs_option
 @click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated).")
@@ -127,7 +129,7 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
         settings = settings_for(src, config or not isolated, target=target, target_version=version, **chosen)
         _, files = file_selection([src], settings)
     except ConfigError as exc:
-        click.echo(f"porter: error: {exc}", err=True)
+        click.echo(printable(f"porter: error: {exc}"), err=True)
         sys.exit(2)
     if show_settings:
         click.echo(settings_text(settings, src), nl=False)
@@ -145,15 +147,15 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
     except DestinationError as exc:
         raise click.UsageError(str(exc)) from exc
     except RuleError as exc:
-        click.echo(f"porter: error in rules: {exc}", err=True)
+        click.echo(printable(f"porter: error in rules: {exc}"), err=True)
         sys.exit(2)
     except OSError as exc:
         # OUT, a report file or a LoRA file could not be written: the path and the cause,
         # and no report presented as complete.
-        click.echo(f"porter: error: {describe(exc)}", err=True)
+        click.echo(printable(f"porter: error: {describe(exc)}"), err=True)
         sys.exit(2)
     except Exception as exc:  # a porter bug: say so in one line, never a traceback
-        click.echo(f"porter: internal error: {type(exc).__name__}: {exc}", err=True)
+        click.echo(printable(f"porter: internal error: {type(exc).__name__}: {exc}"), err=True)
         sys.exit(2)
     if diff_only:
         from porter.convert import patch_bytes
@@ -162,7 +164,7 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
         return
     report = done.report
     if done.removed_temporaries:
-        click.echo(f"porter: removed {len(done.removed_temporaries)} temporary file(s) an interrupted run left in {src}",
+        click.echo(printable(f"porter: removed {len(done.removed_temporaries)} temporary file(s) an interrupted run left in {src}"),
                    err=True)
     s = report["summary"]
     sev = s["findings_by_severity"]
@@ -173,20 +175,15 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
     )
     for f in report["files"]:
         if f["status"] in ("skipped", "failed"):
-            click.echo(f"porter: {f['status']}: {_shown(f['path'])}: {f.get('reason', '')}", err=True)
+            click.echo(printable(f"porter: {f['status']}: {f['path']}: {f.get('reason', '')}"), err=True)
     assert done.place is not None
-    click.echo(f"porter: output in {_shown(str(done.out))}; report in {_shown(str(done.place.report_dir))}")
+    click.echo(f"porter: output in {printable(str(done.out))}; report in {printable(str(done.place.report_dir))}")
     if done.not_written:
         click.echo(f"porter: error: {len(done.not_written)} file(s) could not be written (listed above as failed, "
                    f"and in the report)", err=True)
         sys.exit(2)
     if s["files_failed"]:
         sys.exit(1)
-
-
-def _shown(path: str) -> str:
-    """A path for the terminal: bytes that are not UTF-8 shown as \\xNN, never an encoding error."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 @main.command("rules")
@@ -206,11 +203,11 @@ def rules_cmd(code: str | None, target: str | None, config: Path | None, isolate
         own = project_rule_files(Path("."), config, isolated)
         sets = {t: load_rules(t, own) for t in targets}
     except (ValueError, RuleError) as exc:  # ConfigError, RuleError: naming the file and the key
-        click.echo(f"porter: error: {exc}", err=True)
+        click.echo(printable(f"porter: error: {exc}"), err=True)
         sys.exit(2)
     problems = dict.fromkeys(p for t in targets for p in sets[t].problems)
     for path, why in problems:
-        click.echo(f"porter: error: codemod {path}: {why}", err=True)
+        click.echo(printable(f"porter: error: codemod {path}: {why}"), err=True)
     if code is None:
         for t in targets:
             for rule in (*sets[t].rules, *runtime_rules(t)):
@@ -263,7 +260,7 @@ def lora_cmd(tree: Path, target: str | None, deepspeed: bool, out: Path | None) 
     try:  # TREE's configuration, as convert and check read it (--target over it)
         target = settings_for(tree, True, target=target).target
     except ConfigError as exc:
-        click.echo(f"porter: error: {exc}", err=True)
+        click.echo(printable(f"porter: error: {exc}"), err=True)
         sys.exit(2)
     if target is None:
         raise click.UsageError(NO_TARGET)
@@ -274,10 +271,10 @@ def lora_cmd(tree: Path, target: str | None, deepspeed: bool, out: Path | None) 
         written = render_lora(tree, out or tree / LORA_DIR, target, deepspeed=deepspeed,
                               root=None if out else tree)
     except OSError as exc:
-        click.echo(f"porter: error: {describe(exc)}", err=True)
+        click.echo(printable(f"porter: error: {describe(exc)}"), err=True)
         sys.exit(2)
     for path in written:
-        click.echo(f"porter: wrote {path}")
+        click.echo(printable(f"porter: wrote {path}"))
 
 
 def run() -> None:
@@ -285,18 +282,50 @@ def run() -> None:
 
     Freeing every object of a run one by one costs ~15 ms that nobody waits for; all of
     porter's files are closed by then, so the output is flushed and the process ends.
+    An output that cannot be written (stdout closed, on a full disk) ends it with one line
+    on stderr, never a traceback; a reader that went away (`porter check | head`) quietly.
     """
+    if sys.stdout is None:  # `porter ... >&-`: nothing could be printed, and fd 1 would be reused
+        _say("porter: error: standard output is closed; nothing could be printed")
+        os._exit(2)
     try:
         main()
         code: object = 0
     except SystemExit as exc:
         code = exc.code
+    except OSError as exc:  # what no command catches: writing the output
+        code = _unwritten(exc)
     if code is not None and not isinstance(code, int):
-        print(code, file=sys.stderr)  # sys.exit("message"): as Python would
+        _say(str(code))  # sys.exit("message"): as Python would
         code = 1
     try:
         sys.stdout.flush()
+    except ValueError:  # closed by the command
+        pass
+    except OSError as exc:
+        code = _unwritten(exc) or code
+    try:
         sys.stderr.flush()
-    except (BrokenPipeError, ValueError):  # output closed early (`porter check | head`)
+    except (OSError, ValueError, AttributeError):  # stderr closed or full: nothing left to say it on
         pass
     os._exit(code or 0)
+
+
+def _unwritten(exc: OSError) -> int:
+    """The exit code for an OSError that reached `porter` itself, said on stderr."""
+    import errno
+
+    if exc.errno == errno.EPIPE:  # the reader left (`| head`): quietly, as good CLIs do (click exits 1 too)
+        return 1
+    from porter.core.files import describe
+
+    _say(printable(f"porter: error: {describe(exc) if exc.filename else f'cannot write the output: {exc.strerror or exc}'}"))
+    return 2
+
+
+def _say(line: str) -> None:
+    if sys.stderr is not None:
+        try:
+            print(line, file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass

@@ -90,3 +90,81 @@ def test_ops_without_any_target_is_a_usage_error(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = _run("ops", "F.pad")
     assert result.exit_code == 2 and "no target: pass --target" in result.output
+
+
+# ---------------------------------------------------------------- output robustness
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "cuda_trainer"
+
+
+def _porter(args: list[str], **kwargs):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "porter", *args], stderr=subprocess.PIPE, text=True, env=env,
+                          cwd=ROOT, **kwargs)
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["check", str(EXAMPLE), "--target", "mlu"], ["rules"],
+                                  ["convert", str(EXAMPLE), "--target", "mlu", "--diff"]])
+def test_stdout_on_a_full_device_is_one_line_not_a_traceback(args):
+    with open("/dev/full", "w") as full:
+        done = _porter(args, stdout=full)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "porter: error: cannot write the output: No space left on device"
+
+
+def test_closed_stdout_is_one_line_not_a_traceback():
+    import os
+
+    done = _porter(["check", str(EXAMPLE), "--target", "mlu"], preexec_fn=lambda: os.close(1))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == "porter: error: standard output is closed; nothing could be printed"
+
+
+def test_a_reader_that_goes_away_ends_porter_quietly():
+    import subprocess
+
+    with subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL) as head:
+        done = _porter(["rules"], stdout=head.stdin)
+        head.stdin.close()
+    assert done.returncode == 1 and done.stderr == ""
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN"])
+def test_max_file_size_must_be_a_finite_number(tmp_path, value):
+    result = _run("convert", str(_tree(tmp_path)), "--target", "mlu", "--max-file-size", value)
+    assert result.exit_code == 2
+    assert "Invalid value for '--max-file-size'" in result.output and "Traceback" not in result.output
+
+
+ESC_NAME = "evil\x1b[31m\x1b]0;title\x07"
+
+
+def test_escape_sequences_in_file_names_never_reach_the_terminal(tmp_path):
+    src = tmp_path / "repo"
+    src.mkdir()
+    (src / f"{ESC_NAME}.py").write_text("import torch\nx = torch.cuda.current_device()\n")
+    (src / f"big{ESC_NAME}.py").write_text("x = 1\n" * 1000)
+    checked = _run("check", str(src), "--target", "mlu", "--isolated", "--no-cache", "--verbose")
+    assert checked.exit_code == 0, checked.output
+    assert "evil\\x1b[31m\\x1b]0;title\\x07.py:2:" in checked.output
+    converted = CliRunner().invoke(main, ["convert", str(src), "--target", "mlu", "--isolated", "--no-cache",
+                                          "--max-file-size", "0.001"])
+    assert "bigevil\\x1b[31m" in converted.output  # the skipped file, named
+    for output in (checked.output, converted.output):
+        assert "\x1b" not in output and "\x07" not in output
+
+
+def test_printable_escapes_controls_undecodable_bytes_and_direction_overrides():
+    from porter.core.terminal import printable
+
+    assert printable("a\x1b[2Jb\tc\n") == "a\\x1b[2Jb\\tc\\n"
+    assert printable("caf\udce9.py") == "caf\\xe9.py"  # a Latin-1 byte, as surrogateescape keeps it
+    assert printable("x\u202ey\x9b") == "x\\u202ey\\x9b"
+    assert printable("plain/ünïcode.py") == "plain/ünïcode.py"

@@ -10,6 +10,7 @@ terminals open, the message, and the rule's suggestion on the next line when it 
 from __future__ import annotations
 
 from porter.check.shown import Shown
+from porter.core.terminal import printable
 from porter.check.model import Checked, severity_counts
 
 _COLORS = {"error": "31", "warning": "33", "info": "36"}  # red, yellow, cyan
@@ -23,10 +24,12 @@ def _paint(text: str, code: str, on: bool) -> str:
 def finding_lines(shown: Shown, c: Checked) -> list[str]:
     f = c.finding
     sev = _paint(f.severity.ljust(_WIDTH - 1), _COLORS[f.severity] + ";1", shown.color)
-    where = f"{shown.display_path(f.path)}:{f.line}:{f.col}"
-    out = [f"{sev} {_paint(f.rule, '1', shown.color)} {where}  {f.message}"]
+    # The path, and the message and suggestion that quote the repository's code, are the
+    # repository's text: escaped, so that none of it reaches the terminal as a control sequence.
+    where = f"{printable(shown.display_path(f.path))}:{f.line}:{f.col}"
+    out = [f"{sev} {_paint(f.rule, '1', shown.color)} {where}  {printable(f.message)}"]
     if f.suggestion:
-        out.append(" " * _WIDTH + _paint("suggestion: ", "2", shown.color) + f.suggestion)
+        out.append(" " * _WIDTH + _paint("suggestion: ", "2", shown.color) + printable(f.suggestion))
     return out
 
 
@@ -51,7 +54,7 @@ def summary_lines(shown: Shown) -> list[str]:
            + (f" ({rewrites} of them `porter convert` rewrites)." if rewrites else ".")]
     for code, count in shown.by_rule():
         rule = shown.rules.by_code(code)
-        out.append(f"  {count:5d}  {code}  {rule.name if rule else ''}")
+        out.append(f"  {count:5d}  {code}  {printable(rule.name) if rule else ''}")  # a project's rule too
     hidden = []
     if shown.suppressed:
         hidden.append(f"{shown.suppressed} suppressed by comments")

@@ -23,6 +23,7 @@ from porter.commands.options import (
     settings_text,
     version_option,
 )
+from porter.core.terminal import printable
 from porter.rules import TARGETS, RuleError
 
 
@@ -70,7 +71,7 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
                                 ignore=codes(ignore, validate=False), exclude=exclude or None, extend_exclude=extend_exclude,
                                 respect_gitignore=respect_gitignore, baseline=baseline, fail_on=fail_on)
     except ConfigError as exc:  # one line naming the file (or option) and the key
-        click.echo(f"porter: error: {exc}", err=True)
+        click.echo(printable(f"porter: error: {exc}"), err=True)
         sys.exit(2)
     if show_settings:
         click.echo(settings_text(settings, paths[0]), nl=False)
@@ -89,16 +90,22 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
         from porter.core.datafiles import disable_user_cache
 
         disable_user_cache()
+    output = None
     try:
         report = run_check(paths, settings=settings, force_exclude=force_exclude, jobs=jobs,
                            cache_dir=chosen_cache_dir(cache_dir, no_cache))
-        code = _show(report, fmt, write_baseline, verbosity)
+        code = _notes(report, write_baseline, verbosity)
+        if write_baseline is None:
+            output = _rendered(report, fmt, verbosity)
     except (RuleError, BaselineError, OSError, ConfigError) as exc:
-        click.echo(f"porter: error: {exc}", err=True)
+        click.echo(printable(f"porter: error: {exc}"), err=True)
         code = 2
     except Exception as exc:  # a porter bug: say so, and never let --exit-zero hide it
-        click.echo(f"porter: internal error: {type(exc).__name__}: {exc}", err=True)
+        click.echo(printable(f"porter: internal error: {type(exc).__name__}: {exc}"), err=True)
         code = 2
+    if output is not None:  # printed outside the handler: a stdout that cannot take it is said by cli.run
+        text, color = output
+        click.echo(text, nl=False, color=color)  # click would strip colours off a pipe
     sys.exit(0 if code == 1 and exit_zero else code)
 
 
@@ -115,33 +122,39 @@ def config_cmd(path: Path | None, config: Path | None) -> None:
     try:
         settings = settings_for(start, config or True)
     except ConfigError as exc:  # one line naming the file (or option) and the key
-        click.echo(f"porter: error: {exc}", err=True)
+        click.echo(printable(f"porter: error: {exc}"), err=True)
         sys.exit(2)
     click.echo(settings_text(settings, start), nl=False)
 
 
-def _show(report, fmt: str, write_baseline: Path | None, verbosity: int) -> int:
-    """Print a check's notes and findings (or write the baseline); the exit code before --exit-zero."""
+def _notes(report, write_baseline: Path | None, verbosity: int) -> int:
+    """Say a check's notes on stderr (and write the baseline); the exit code before --exit-zero."""
     from porter.check.baseline import write_baseline as write
-    from porter.check.shown import use_color
 
     for file in report.files:
         if file.skipped and verbosity >= 0:
-            click.echo(f"porter: skipped {file.path}: {file.skipped}", err=True)
+            click.echo(printable(f"porter: skipped {file.path}: {file.skipped}"), err=True)
         if file.error:  # a porter bug: said even with --quiet
-            click.echo(f"porter: failed {file.path}: {file.error}", err=True)
+            click.echo(printable(f"porter: failed {file.path}: {file.error}"), err=True)
     if verbosity > 0:
         handled = [f for f in report.files if f.kind != "other"]
-        click.echo(f"porter: {len(report.files)} file(s) scanned in {report.root}, {len(handled)} of a type porter reads", err=True)
+        click.echo(printable(f"porter: {len(report.files)} file(s) scanned in {report.root}, {len(handled)} of a type "
+                             f"porter reads"), err=True)
         for file in handled:
-            click.echo(f"porter:   {file.kind:<12} {file.path}", err=True)
+            click.echo(printable(f"porter:   {file.kind:<12} {file.path}"), err=True)
     if write_baseline is not None:
         count = write(write_baseline, report.result, report.result.findings)
-        click.echo(f"porter: wrote {count} finding(s) to the baseline {write_baseline}", err=True)
+        click.echo(printable(f"porter: wrote {count} finding(s) to the baseline {write_baseline}"), err=True)
         return 0
-    color = fmt == "text" and use_color(getattr(sys.stdout, "isatty", lambda: False)())
-    click.echo(report.render(fmt, color, verbosity >= 0), nl=False, color=color)  # click would strip colours off a pipe
     return report.exit_code
+
+
+def _rendered(report, fmt: str, verbosity: int) -> tuple[str, bool]:
+    """The findings in `fmt`, and whether they are coloured."""
+    from porter.check.shown import use_color
+
+    color = fmt == "text" and use_color(getattr(sys.stdout, "isatty", lambda: False)())
+    return report.render(fmt, color, verbosity >= 0), color
 
 
 @click.command("ops")
@@ -161,7 +174,7 @@ def ops(name: str, target: str | None, version: str | None) -> None:
         try:
             settings = settings_for(Path("."), True)
         except ConfigError as exc:
-            click.echo(f"porter: error: {exc}", err=True)
+            click.echo(printable(f"porter: error: {exc}"), err=True)
             sys.exit(2)
         if settings.target is None:
             raise click.UsageError(NO_TARGET)

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from porter.commands.options import FiniteFloatRange
 from porter.rules import TARGETS
 
 
@@ -17,7 +18,7 @@ from porter.rules import TARGETS
 @click.option("--target-version", "version", default=None,
               help="torch_mlu line to check against (e.g. 2.1, 2.4); default: the installed torch_mlu's, else the newest.")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
-@click.option("--timeout", type=click.FloatRange(5), default=120, show_default=True,
+@click.option("--timeout", type=FiniteFloatRange(5), default=120, show_default=True,
               help="Seconds allowed for the process-group check.")
 def doctor(target: str | None, version: str | None, fmt: str, timeout: float) -> None:
     """Check this machine's environment for the target, one line per check with its fix.

@@ -8,6 +8,18 @@ import click
 
 from porter.rules import TARGETS
 
+class FiniteFloatRange(click.FloatRange):
+    """A FloatRange that refuses nan and inf, which every comparison of a range lets through."""
+
+    def convert(self, value, param, ctx):
+        import math
+
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
 NO_TARGET = "no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml"
 
 target_option = click.option("--target", "-t", type=click.Choice(TARGETS), required=True,
