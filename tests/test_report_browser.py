@@ -55,11 +55,16 @@ def _report(src: Path, tmp: Path) -> tuple[dict, Path]:
 
 
 @pytest.fixture(scope="module")
-def minitrain(browser, tmp_path_factory) -> dict:
+def minitrain_page(tmp_path_factory) -> tuple[dict, str]:
     report, page = _report(ROOT / "fixtures" / "repos" / "minitrain", tmp_path_factory.mktemp("mt"))
+    return report, page.as_uri()
+
+
+@pytest.fixture(scope="module")
+def minitrain(browser, minitrain_page) -> dict:
     browser.get_log("browser")  # drop anything from before this page
-    browser.get(page.as_uri())
-    return report
+    browser.get(minitrain_page[1])
+    return minitrain_page[0]
 
 
 def _click(browser, element) -> None:
@@ -179,3 +184,95 @@ def test_large_port_stays_usable(browser, tmp_path):
     assert len(browser.find_elements(By.CSS_SELECTOR, "#findings-table tbody tr")) == len(report["findings"])
     assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
     browser.save_screenshot(str(ARTIFACTS / "report_large.png"))
+
+
+WIDTHS = (1400, 700, 390)  # desktop, a half screen, a phone
+
+
+@pytest.fixture
+def sized(browser, minitrain_page):
+    """Loads the minitrain page at a width (the window is put back afterwards)."""
+    def load(width: int) -> None:
+        browser.set_window_size(width, 1000)
+        browser.get(minitrain_page[1])
+    yield load
+    browser.set_window_size(1400, 1000)
+    browser.get(minitrain_page[1])
+
+
+# Client rectangles per piece of text: a word broken over two lines has two.
+_PIECES = """
+const rects = n => { const r = document.createRange(); r.selectNodeContents(n); return r.getClientRects().length; };
+const texts = el => { const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT); const out = []; let n;
+  while ((n = w.nextNode())) { if (n.textContent.trim()) out.push([n.textContent, rects(n)]); } return out; };
+return Array.from(document.querySelectorAll('#findings-table tbody tr')).map(row => ({
+  severity: texts(row.cells[0]), rule: texts(row.cells[1]), where: texts(row.cells[2])}));
+"""
+
+
+_FITS = "return Array.from(document.querySelectorAll(arguments[0])).every(e => e.getBoundingClientRect().right <= window.innerWidth)"
+
+
+def test_findings_table_keeps_words_whole_at_every_width(browser, minitrain, sized):
+    for width in WIDTHS:
+        sized(width)
+        rows = browser.execute_script(_PIECES)
+        assert len(rows) == len(minitrain["findings"])
+        for row in rows:
+            # a severity and a rule code are one line each; a path breaks only between its folders
+            assert [n for _, n in row["severity"]] == [1] and [n for _, n in row["rule"]] == [1], (width, row)
+            assert all(n == 1 for _, n in row["where"]), (width, row["where"])
+        assert browser.execute_script(_FITS, "#findings-table"), width
+        _click(browser, browser.find_element(By.CSS_SELECTOR, "#findings-table tbody tr"))
+        browser.execute_script("document.getElementById('findings').scrollIntoView(); window.scrollBy(0, -120)")
+        browser.save_screenshot(str(ARTIFACTS / f"report_findings_{width}.png"))
+
+
+def test_findings_sit_under_their_lines_in_the_diffs(browser, minitrain, sized):
+    for width in (1400, 390):
+        sized(width)
+        _click(browser, browser.find_element(By.ID, "expand-all"))
+        boxes = browser.find_elements(By.CSS_SELECTOR, "details.diff .fnd")
+        assert len(boxes) == len(minitrain["findings"])  # each finding once, in its file's diff
+        placed = browser.execute_script("""
+          return Array.from(document.querySelectorAll('tr.fnds')).map(tr => {
+            const line = tr.previousElementSibling, box = tr.querySelector('.fnd');
+            return {line: line.cells[0].textContent, bottom: line.getBoundingClientRect().bottom,
+                    top: box.getBoundingClientRect().top, text: box.textContent,
+                    inside: box.getBoundingClientRect().right <= tr.closest('details').getBoundingClientRect().right + 1};
+          });""")
+        assert placed
+        for p in placed:
+            assert f"line {p['line']}:" in p["text"] and 0 <= p["top"] - p["bottom"] < 20 and p["inside"], (width, p)
+        inline = {(f["path"], f["line"]) for f in minitrain["findings"]} & {
+            (f["path"], int(p["line"])) for f in minitrain["findings"] for p in placed if f["line"] == int(p["line"])}
+        assert len(placed) >= len({line for _, line in inline}) > 0
+        first = browser.find_element(By.CSS_SELECTOR, "tr.fnds")
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", first)
+        browser.save_screenshot(str(ARTIFACTS / f"report_inline_findings_{width}.png"))
+
+
+def test_charts_draw_their_counts_in_proportion(browser, minitrain, sized):
+    for width in (1400, 390):
+        sized(width)
+        charts = browser.execute_script("""
+          return Array.from(document.querySelectorAll('figure.chart')).map(f => ({
+            title: f.querySelector('figcaption').textContent,
+            bars: Array.from(f.querySelectorAll('tr')).map(tr => ({
+              count: +tr.querySelector('[data-chart]').textContent,
+              bar: tr.querySelector('rect:not(.track)').getBoundingClientRect().width,
+              track: tr.querySelector('rect.track').getBoundingClientRect().width}))}));""")
+        titles = [c["title"] for c in charts]
+        assert titles[:3] == ["Findings by severity", "Findings by rule", "Findings by folder"]
+        assert titles[3].startswith("torch APIs used") and len(charts) == 4
+        severity = {s: n for s, n in minitrain["summary"]["findings_by_severity"].items()}
+        assert [b["count"] for b in charts[0]["bars"]] == [severity[s] for s in ("error", "warning", "info")]
+        apis = minitrain["summary"]["apis_by_status"]
+        assert sorted(b["count"] for b in charts[3]["bars"]) == sorted(apis.values())
+        for chart in charts:
+            top = max(b["count"] for b in chart["bars"])
+            for b in chart["bars"]:
+                assert b["track"] > 40 and abs(b["bar"] / b["track"] - b["count"] / top) < 0.02, (width, chart["title"], b)
+        assert browser.execute_script(_FITS, "figure.chart"), width
+        browser.execute_script("document.getElementById('summary').scrollIntoView(); window.scrollBy(0, -120)")
+        browser.save_screenshot(str(ARTIFACTS / f"report_charts_{width}.png"))
