@@ -17,6 +17,7 @@ from porter.commands.options import (
     cache_options,
     checked_version,
     config_options,
+    exclude_options,
     settings_text,
     chosen_cache_dir,
     codes,
@@ -96,13 +97,18 @@ def main() -> None:
 @click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated).")
 @click.option("--extend-select", default=None, help="Also these codes (e.g. PRT9 or ALL for the informational ones).")
 @ignore_option
+@exclude_options
+@click.option("--quiet", "-q", is_flag=True, help="Print the counts and where the report is only: not the findings left.")
+@click.option("--verbose", "-v", is_flag=True, help="Also list the info findings (notes), not only errors and warnings.")
 @cache_options
 @config_options
 def convert(src: Path, target: str | None, version: str | None, out: Path | None, in_place: bool, diff_only: bool,
             force: bool, report_dir: Path | None, max_mb: float, jobs: int | None, select: str | None,
-            extend_select: str | None, ignore: str | None, cache_dir: Path | None, no_cache: bool,
-            config: Path | None, isolated: bool, show_settings: bool) -> None:
-    """Convert the CUDA repository SRC for TARGET.
+            extend_select: str | None, ignore: str | None, exclude: tuple[str, ...], extend_exclude: tuple[str, ...],
+            quiet: bool, verbose: bool, cache_dir: Path | None, no_cache: bool, config: Path | None, isolated: bool,
+            show_settings: bool) -> None:
+    """Convert the CUDA repository SRC for TARGET, and list the errors and warnings it leaves
+    for a person (as `porter check` prints them) and where the report is.
 
     Exit codes: 0 done; 1 some files could not be converted; 2 usage error, or OUT, the
     report or a file could not be written (one line names the path and the cause)."""
@@ -118,6 +124,8 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
         raise click.UsageError("--in-place cannot be combined with --out or --diff")
     if diff_only and report_dir:
         raise click.UsageError("--diff writes nothing: it cannot be combined with --report-dir")
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose cannot be combined")
     # The configuration of SRC's project ([tool.porter] / porter.toml), options over it, as
     # `porter check` reads it: target, version, codes, excludes, per-file ignores, rules.
     from porter.config import file_selection, settings_for
@@ -126,7 +134,8 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
     chosen = {key: codes(value, option) or None for key, value, option in
               (("select", select, "--select"), ("extend_select", extend_select, "--extend-select"), ("ignore", ignore, "--ignore"))}
     try:
-        settings = settings_for(src, config or not isolated, target=target, target_version=version, **chosen)
+        settings = settings_for(src, config or not isolated, target=target, target_version=version, **chosen,
+                                exclude=exclude or None, extend_exclude=extend_exclude)
         _, files = file_selection([src], settings)
     except ConfigError as exc:
         click.echo(printable(f"porter: error: {exc}"), err=True)
@@ -145,7 +154,7 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
     try:
         done = run_convert(src, opts)
     except DestinationError as exc:
-        raise click.UsageError(str(exc)) from exc
+        raise click.UsageError(printable(str(exc))) from exc
     except RuleError as exc:
         click.echo(printable(f"porter: error in rules: {exc}"), err=True)
         sys.exit(2)
@@ -162,10 +171,26 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
 
         sys.stdout.buffer.write(patch_bytes(done.run))
         return
+    sys.exit(_said(done, src, -1 if quiet else 1 if verbose else 0))
+
+
+def _said(done, src: Path, verbosity: int) -> int:
+    """Say what a convert run did: the findings left for a person (errors and warnings; info
+    too when verbose; none when quiet), the counts, and where OUT and report.html are. The
+    exit code."""
+    from porter.check.shown import display_root, use_color
+    from porter.check.text import findings_text
+
     report = done.report
     if done.removed_temporaries:
-        click.echo(printable(f"porter: removed {len(done.removed_temporaries)} temporary file(s) an interrupted run left in {src}"),
-                   err=True)
+        click.echo(printable(f"porter: removed {len(done.removed_temporaries)} temporary file(s) an interrupted run "
+                             f"left in {src}"), err=True)
+    if verbosity >= 0:
+        shown = ("error", "warning", "info") if verbosity > 0 else ("error", "warning")
+        left = [f for r in done.run.results for f in r.findings if f.severity in shown]
+        color = use_color(getattr(sys.stdout, "isatty", lambda: False)())
+        listed = findings_text(left, display_root(src), color)
+        click.echo(listed + "\n" if listed else "", nl=False, color=color)  # a blank line before the counts
     s = report["summary"]
     sev = s["findings_by_severity"]
     click.echo(
@@ -174,16 +199,15 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
         f"{sev['warning']} warning, {sev['info']} info"
     )
     for f in report["files"]:
-        if f["status"] in ("skipped", "failed"):
+        if f["status"] == "failed" or f["status"] == "skipped" and verbosity >= 0:
             click.echo(printable(f"porter: {f['status']}: {f['path']}: {f.get('reason', '')}"), err=True)
     assert done.place is not None
-    click.echo(f"porter: output in {printable(str(done.out))}; report in {printable(str(done.place.report_dir))}")
+    click.echo(printable(f"porter: output in {done.out}; report in {done.place.report_dir / 'report.html'}"))
     if done.not_written:
         click.echo(f"porter: error: {len(done.not_written)} file(s) could not be written (listed above as failed, "
                    f"and in the report)", err=True)
-        sys.exit(2)
-    if s["files_failed"]:
-        sys.exit(1)
+        return 2
+    return 1 if s["files_failed"] else 0
 
 
 @main.command("rules")

@@ -28,10 +28,15 @@ class Shown:
         return sum(f.suppressed for f in self.result.files)
 
     def display_path(self, rel: str) -> str:
-        return os.path.normpath(os.path.join(self.display_root, rel)).replace(os.sep, "/")
+        return display_path(self.display_root, rel)
 
     def by_rule(self) -> list[tuple[str, int]]:
         return sorted(Counter(c.finding.rule for c in self.findings).items())
+
+
+def display_path(root: str, rel: str) -> str:
+    """A finding's path (relative to the tree) as the user opens it from the working directory."""
+    return os.path.normpath(os.path.join(root, rel)).replace(os.sep, "/")
 
 
 def use_color(stream_isatty: bool, environ: dict | None = None) -> bool:

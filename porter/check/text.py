@@ -9,9 +9,11 @@ terminals open, the message, and the rule's suggestion on the next line when it 
 
 from __future__ import annotations
 
-from porter.check.shown import Shown
+from collections.abc import Iterable
+
+from porter.check.model import Finding, severity_counts
+from porter.check.shown import Shown, display_path
 from porter.core.terminal import printable
-from porter.check.model import Checked, severity_counts
 
 _COLORS = {"error": "31", "warning": "33", "info": "36"}  # red, yellow, cyan
 _WIDTH = 8  # "warning" and a space
@@ -21,20 +23,26 @@ def _paint(text: str, code: str, on: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if on else text
 
 
-def finding_lines(shown: Shown, c: Checked) -> list[str]:
-    f = c.finding
-    sev = _paint(f.severity.ljust(_WIDTH - 1), _COLORS[f.severity] + ";1", shown.color)
+def finding_lines(f: Finding, where: str, color: bool) -> list[str]:
+    """One finding's lines; `where` is its path as the user opens it."""
+    sev = _paint(f.severity.ljust(_WIDTH - 1), _COLORS[f.severity] + ";1", color)
     # The path, and the message and suggestion that quote the repository's code, are the
     # repository's text: escaped, so that none of it reaches the terminal as a control sequence.
-    where = f"{printable(shown.display_path(f.path))}:{f.line}:{f.col}"
-    out = [f"{sev} {_paint(f.rule, '1', shown.color)} {where}  {printable(f.message)}"]
+    out = [f"{sev} {_paint(f.rule, '1', color)} {printable(where)}:{f.line}:{f.col}  {printable(f.message)}"]
     if f.suggestion:
-        out.append(" " * _WIDTH + _paint("suggestion: ", "2", shown.color) + printable(f.suggestion))
+        out.append(" " * _WIDTH + _paint("suggestion: ", "2", color) + printable(f.suggestion))
     return out
 
 
+def findings_text(findings: Iterable[Finding], root: str, color: bool = False) -> str:
+    """Findings as this format lists them, without a summary (what `porter convert` leaves
+    for a person); paths are relative to `root`, which is shown as given."""
+    ordered = sorted(findings, key=lambda f: (f.path, f.line, f.col, f.rule))
+    return "".join(line + "\n" for f in ordered for line in finding_lines(f, display_path(root, f.path), color))
+
+
 def render(shown: Shown) -> str:
-    lines = [line for c in shown.findings for line in finding_lines(shown, c)]
+    lines = [line for c in shown.findings for line in finding_lines(c.finding, shown.display_path(c.finding.path), shown.color)]
     if not shown.summary:
         return "\n".join(lines) + "\n" if lines else ""
     if lines:

@@ -18,6 +18,7 @@ from porter.commands.options import (
     chosen_cache_dir,
     codes,
     config_options,
+    exclude_options,
     ignore_option,
     jobs_option,
     settings_text,
@@ -38,8 +39,7 @@ from porter.rules import TARGETS, RuleError
 @click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated; replaces the configured select). On hip, PRT903 (unknown APIs) runs only when named here.")
 @click.option("--extend-select", default=None, help="Rules to add to the selection (comma-separated), e.g. PRT003 (unused suppressions).")
 @ignore_option
-@click.option("--exclude", multiple=True, help="Leave out files and folders matching this gitignore-style pattern (repeatable; replaces the configured exclude).")
-@click.option("--extend-exclude", multiple=True, help="Like --exclude, in addition to the configured exclude.")
+@exclude_options
 @click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Leave out what .gitignore files ignore (default: yes).")
 @click.option("--force-exclude", is_flag=True, help="Apply the exclusions to files named on the command line too (for pre-commit).")
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Accept the findings recorded in this file; only new ones are shown and fail.")

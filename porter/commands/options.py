@@ -29,6 +29,11 @@ version_option = click.option("--target-version", "version", default=None,
 jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
                            help="Worker processes (default, or 0: all cores; 1: no worker processes).")
 ignore_option = click.option("--ignore", default=None, help="Skip rules whose code starts with one of these (comma-separated).")
+exclude_option = click.option(
+    "--exclude", multiple=True,
+    help="Leave out files and folders matching this gitignore-style pattern (repeatable; replaces the configured exclude).")
+extend_exclude_option = click.option("--extend-exclude", multiple=True,
+                                     help="Like --exclude, in addition to the configured exclude.")
 cache_dir_option = click.option(
     "--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
     help="Per-file result cache (default: the user cache directory).",
@@ -39,6 +44,11 @@ no_cache_option = click.option("--no-cache", is_flag=True, help="Do not read or 
 def cache_options(command):
     """--cache-dir and --no-cache."""
     return cache_dir_option(no_cache_option(command))
+
+
+def exclude_options(command):
+    """--exclude and --extend-exclude: which files check scans and convert converts."""
+    return exclude_option(extend_exclude_option(command))
 
 
 def chosen_cache_dir(cache_dir: Path | None, no_cache: bool) -> Path | None:
