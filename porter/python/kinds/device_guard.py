@@ -20,8 +20,10 @@ monkey patch: porter/python/kinds/kernel_module.py) is left as it is.
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left, bisect_right
 
 from porter.python.kinds import _guards as guards
+from porter.python.kinds._span_queries import SpanSet, first_containing
 from porter.core.model import KEPT_MODULE, Edit, Finding
 from porter.core.textio import line_ending
 from porter.python.context import FileContext
@@ -51,6 +53,7 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     keep: list[tuple[int, int, str]] = []  # (start, end, why)
     extra: list[Finding] = []
     checked = guards.checked_ifs(ctx, rule)
+    edits: _EditsByStart | None = None  # made for the first target branch
     for top in ctx.nodes(ast.If) if checked else ():
         if id(top) in seen_elifs:
             continue
@@ -82,14 +85,17 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             if target_check is None:
                 extra.append(ctx.finding(rule, branch.test, "device dispatch chain without an MLU branch; porter cannot add one here (torch is not imported by name)", severity="warning"))
                 continue
-            extra.append(_target_branch(ctx, rule, branch, not guards.is_elif(ctx, branch), start, end, findings, target_check))
+            if edits is None:
+                edits = _EditsByStart(findings)
+            extra.append(_target_branch(ctx, rule, branch, not guards.is_elif(ctx, branch), start, end, edits, target_check))
     # In-place conversion of checks that are not renamed by another rule.
-    edited = [(f.edit.start, f.edit.end) for f in findings if f.edit]
+    edited = SpanSet([(f.edit.start, f.edit.end) for f in findings if f.edit])
+    kept = SpanSet([(a, b) for a, b, _ in keep])
     for node in ctx.nodes(ast.Call):
         if not guards.is_check(ctx, node, rule):
             continue
         s, e = ctx.span(node)
-        if any(a < e and s < b for a, b in edited) or any(a <= s and e <= b for a, b, _ in keep):
+        if edited.overlaps(s, e) or kept.contains(s, e):
             continue
         if target_check is None:
             extra.append(ctx.finding(rule, node, f"{ctx.text[s:e]} is False on the target; this module does not import torch, so porter cannot write the target check here", suggestion="Import torch (and torch_mlu) and test torch.mlu.is_available().", severity="warning"))
@@ -99,12 +105,19 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
 
 
 def _keep_regions(ctx: FileContext, rule: Rule, findings: list[Finding], keep: list[tuple[int, int, str]]) -> list[Finding]:
+    if not keep:
+        return list(findings)
+    with_edit = [f for f in findings if f.edit]
+    # The first kept region (in `keep`'s order) that holds each edit, found in one sweep: a
+    # test of every edit against every region was quadratic.
+    holder = first_containing([(a, b) for a, b, _ in keep], [(f.edit.start, f.edit.end) for f in with_edit])
+    region_of = {id(f): keep[i] for f, i in zip(with_edit, holder) if i is not None}
+    kept_at = {(f.rule, f.line) for f in with_edit if id(f) in region_of}
     out: list[Finding] = []
-    kept_at = {(f.rule, f.line) for f in findings if f.edit and any(r[0] <= f.edit.start and f.edit.end <= r[1] for r in keep)}
     for f in findings:
         if f.edit is None and (f.rule, f.line) in kept_at:
             continue  # the note that went with an edit that is no longer made
-        region = next((r for r in keep if f.edit and r[0] <= f.edit.start and f.edit.end <= r[1]), None)
+        region = region_of.get(id(f))
         if region is None:
             out.append(f)
             continue
@@ -119,16 +132,33 @@ def _keep_regions(ctx: FileContext, rule: Rule, findings: list[Finding], keep: l
     return out
 
 
-def _target_branch(ctx, rule, branch, is_first, start, end, findings, target_check) -> Finding:
+class _EditsByStart:
+    """The findings' edits sorted by start (ties in the findings' order), so that the edits
+    inside a branch are a slice found by bisection, not a pass over every finding per branch."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        self.edits = sorted((f.edit for f in findings if f.edit), key=lambda e: e.start)
+        self.starts = [e.start for e in self.edits]
+
+    def within(self, start: int, end: int) -> list[Edit]:
+        """The edits inside [start, end], in the findings' order up to equal starts."""
+        first, stop = bisect_left(self.starts, start), bisect_right(self.starts, end)
+        return [e for e in self.edits[first:stop] if e.end <= end]
+
+
+def _target_branch(ctx, rule, branch, is_first, start, end, edits: _EditsByStart, target_check) -> Finding:
     """Insert a converted copy of `branch` (test replaced by the target check) before it."""
-    inner = [f.edit for f in findings if f.edit and start <= f.edit.start and f.edit.end <= end]
+    inner = edits.within(start, end)
+    inside = SpanSet([(x.start, x.end) for x in inner])
     # Checks that no other rule rewrites (is_torch_cuda_available()) become the target check,
     # in the test and in the copied body alike.
+    added: list[Edit] = []
     for node in (n for part in [branch.test, *branch.body] for n in ast.walk(part)):
         if guards.is_check(ctx, node, rule):
             s, e = ctx.span(node)
-            if not any(s < x.end and x.start < e for x in inner):
-                inner.append(Edit(rule.code, s, e, target_check))
+            if not inside.overlaps(s, e) and not any(s < x.end and x.start < e for x in added):
+                added.append(Edit(rule.code, s, e, target_check))
+    inner += added
     inner.sort(key=lambda e: (e.start, e.end))
     pieces, pos = [], start
     for edit in inner:
