@@ -273,12 +273,16 @@ def _indented(text: str) -> str:
               help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` in [tool.porter].")
 @click.option("--deepspeed", is_flag=True, help="Also write ds_config.json and use it.")
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Where to write (default: TREE/porter_lora).")
-def lora_cmd(tree: Path, target: str | None, deepspeed: bool, out: Path | None) -> None:
-    """Render the LoRA training entry point (porter_lora/) for a ported TREE."""
+@click.option("--force", is_flag=True, help="Overwrite files there that differ from what porter writes (edited by hand).")
+def lora_cmd(tree: Path, target: str | None, deepspeed: bool, out: Path | None, force: bool) -> None:
+    """Render the LoRA training entry point (porter_lora/) for a ported TREE.
+
+    A file there that differs from what porter would write (a train_lora.py you edited) is
+    not overwritten without --force: porter names it and writes nothing."""
     from porter.config import settings_for
     from porter.config import ConfigError
     from porter.core.files import describe
-    from porter.lora.render import render_lora
+    from porter.lora.render import EditedFiles, render_lora
     from porter.core.tree import LORA_DIR
 
     try:  # TREE's configuration, as convert and check read it (--target over it)
@@ -293,7 +297,12 @@ def lora_cmd(tree: Path, target: str | None, deepspeed: bool, out: Path | None) 
         # -o names the folder (made if missing); the default TREE/porter_lora is reached
         # from TREE without following a link. Nothing below either is written through one.
         written = render_lora(tree, out or tree / LORA_DIR, target, deepspeed=deepspeed,
-                              root=None if out else tree)
+                              root=None if out else tree, keep_edits=not force)
+    except EditedFiles as exc:
+        for path in exc.paths:
+            click.echo(printable(f"porter: error: {path} differs from what porter writes there (edited?)"), err=True)
+        click.echo("porter: nothing written; pass --force to overwrite them", err=True)
+        sys.exit(2)
     except OSError as exc:
         click.echo(printable(f"porter: error: {describe(exc)}"), err=True)
         sys.exit(2)

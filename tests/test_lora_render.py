@@ -417,3 +417,26 @@ def test_template_table_of_real_checkouts(variable, layout):
     assert table["by_name"][qwen] == "qwen"
     assert table["by_name"]["llama-2-7b-chat-hf"] == "llama2"  # a hub id's basename
     assert set(LF_ARGS["versions"][layout]["templates"]) - {"default"} <= {t for _, _, t in table["by_model_type"]}
+
+
+def test_porter_lora_keeps_edited_files_without_force(tmp_path):
+    from click.testing import CliRunner
+
+    from porter.cli import main
+
+    tree = make_tree(tmp_path / "tree", None)
+    run = lambda *extra: CliRunner().invoke(main, ["lora", str(tree), "--target", "mlu", *extra])  # noqa: E731
+    assert run().exit_code == 0
+    assert run().exit_code == 0  # what porter wrote is rewritten without asking
+    script, readme = tree / "porter_lora" / "train_lora.py", tree / "porter_lora" / "README.md"
+    edited = script.read_text() + "# my change\n"
+    script.write_text(edited)
+    readme.write_text("my notes\n")
+    refused = run()
+    assert refused.exit_code == 2
+    assert f"{script} differs from what porter writes there" in refused.output
+    assert f"{readme} differs" in refused.output and "--force" in refused.output
+    assert "run_lora.sh" not in refused.output  # unchanged files are not named
+    assert script.read_text() == edited and readme.read_text() == "my notes\n"  # nothing written
+    assert run("--force").exit_code == 0
+    assert "# my change" not in script.read_text() and readme.read_text() != "my notes\n"

@@ -10,6 +10,7 @@ and a re-run neither builds the template context nor loads jinja2.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -146,24 +147,52 @@ def python_literal(value: object) -> str:
     return repr(value)
 
 
+class EditedFiles(Exception):
+    """Files of the output folder that differ from what porter would write there: edited by
+    a person (or by another porter), not to be overwritten without being asked."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        super().__init__(", ".join(map(str, paths)))
+        self.paths = paths
+
+
+def _differs(path: Path, data: bytes) -> bool:
+    """Whether something other than exactly `data` is at `path` (a link or folder counts)."""
+    if not os.path.lexists(path):
+        return False
+    if path.is_symlink() or not path.is_file():
+        return True
+    try:
+        return path.read_bytes() != data
+    except OSError:
+        return True
+
+
 def render_lora(tree: Path, out_dir: Path, target: str, *, deepspeed: bool = False,
-                cache_dir: Path | None = None, root: Path | None = None) -> list[Path]:
+                cache_dir: Path | None = None, root: Path | None = None, keep_edits: bool = False) -> list[Path]:
     """Write the LoRA entry point for ``target`` ("mlu" or "hip") into ``out_dir``.
 
     ``out_dir`` is normally ``OUT/porter_lora``. When ``tree`` is a LLaMA-Factory checkout,
     a LoRA SFT config and launch script for it go to ``out_dir/llamafactory``. Returns the
     paths written, in a stable order. Nothing is written through a symbolic link below
     ``root`` (default: ``out_dir`` itself); raises OSError (LinkRefused for a link) naming
-    the path.
+    the path. With ``keep_edits``, a file there that differs from what porter would write
+    (a train_lora.py edited by hand) stops the run before anything is written: EditedFiles
+    names them all. Files that hold what porter writes are rewritten either way.
     """
     out_dir = Path(out_dir)
+    planned = plan_lora(tree, out_dir.name, target, deepspeed=deepspeed, cache_dir=cache_dir)
+    if keep_edits:
+        edited = [out_dir / f.relpath for f in planned if _differs(out_dir / f.relpath, f.text.encode("utf-8"))]
+        if edited:
+            raise EditedFiles(edited)
     # Written beneath `root` (the folder the user or convert named) with no link followed:
     # `out_dir` itself is `root` when `root` is None, else `root/<out_dir relative to root>`.
     base = Path(root) if root is not None else out_dir
     rel = out_dir.relative_to(base).as_posix() if root is not None else ""
     rel = "" if rel == "." else rel
     written: list[Path] = []
-    for item in plan_lora(tree, out_dir.name, target, deepspeed=deepspeed, cache_dir=cache_dir):
+    for item in planned:
         data = item.text.encode("utf-8")
         write_beneath(base, f"{rel}/{item.relpath}" if rel else item.relpath, data,
                       mode=0o755 if item.executable else 0o644)
