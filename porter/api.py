@@ -114,8 +114,22 @@ def check(paths: PathLike | Sequence[PathLike] = ".", target: str | None = None,
           respect_gitignore: bool | None = None, force_exclude: bool = False, baseline: PathLike | None = None,
           fail_on: Literal["error", "warning"] | None = None, config: bool | PathLike = True,
           jobs: int | None = None, cache_dir: PathLike | None = None, settings: Settings | None = None) -> CheckReport:
-    """Check a tree (or files) for `target` ("mlu" or "hip"); writes nothing but the cache
-    (`cache_dir`; None: no cache). Arguments left None come from the configuration."""
+    """Check a tree (or files) for `target` ("mlu" or "hip"), as `porter check` does; writes
+    nothing but the cache. Arguments left None come from the configuration.
+
+    paths: a tree, or files as pre-commit passes them (default: the working directory).
+    target, target_version: "mlu" or "hip", and the torch_mlu line ("2.1", "2.4"; default:
+        the newest).
+    select, extend_select, ignore: rule codes or prefixes ("PRT9", or a comma-separated str).
+    exclude, extend_exclude, respect_gitignore, force_exclude: which files are scanned, as
+        the options of the same names.
+    baseline: accept the findings recorded in this file. fail_on: "error" or "warning".
+    config: True to read [tool.porter] / porter.toml found from the first path, False for
+        none, or the path of the file to read. settings: resolved settings (config ignored).
+    jobs: worker processes (None or 0: all cores). cache_dir: the per-file cache (None: none).
+
+    Returns a CheckReport; raises ConfigError, RuleError, or ValueError for a bad baseline.
+    """
     from porter.check.baseline import load_baseline, split_accepted
     from porter.check.run import check_tree
     from porter.rules import Selection
@@ -155,9 +169,18 @@ def convert(src: PathLike, target: str | None = None, *, out: PathLike | None = 
             ignore: str | Iterable[str] | None = None, exclude: str | Iterable[str] | None = None,
             extend_exclude: str | Iterable[str] | None = None, respect_gitignore: bool | None = None,
             config: bool | PathLike = True, jobs: int | None = None, cache_dir: PathLike | None = None) -> ConvertReport:
-    """Convert the CUDA tree `src` for `target`: OUT (default `<src>_<target>` beside it) gets
-    the ported tree and porter_report/; `in_place` rewrites SRC; `diff` writes nothing and
-    returns the patch. Raises ValueError (a DestinationError) for an unusable OUT."""
+    """Convert the CUDA tree `src` for `target`, as `porter convert` does: OUT (default
+    `<src>_<target>` beside it) gets the ported tree, porter_report/ and porter_lora/.
+    Arguments left None come from the configuration.
+
+    out: the output tree. in_place: rewrite SRC (the report goes beside it). diff: write
+        nothing and return the patch. force: write into a non-empty OUT.
+    target, target_version, select, extend_select, ignore, exclude, extend_exclude,
+        respect_gitignore, config, jobs, cache_dir: as for `porter.check`.
+
+    Returns a ConvertReport; raises ConfigError, RuleError, ValueError (a DestinationError)
+    for an unusable OUT, and OSError naming the path that could not be written.
+    """
     from porter.convert import ConvertOptions, convert as run_convert, patch_bytes
     from porter.tables.versions import ANY_VERSION, available_versions
 

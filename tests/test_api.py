@@ -83,3 +83,48 @@ def test_feature_modules_stay_modules():
     assert check_module is sys.modules["porter.check"] and convert_module.ConvertOptions
     assert callable(porter.check) and callable(porter.convert)
     assert porter.check(EXAMPLE, target="hip").target == "hip"
+
+
+@pytest.mark.parametrize("name", ["check", "convert"])
+def test_api_calls_show_their_parameters_and_docstrings(name):
+    import inspect
+
+    import porter.api
+
+    call = getattr(porter, name)
+    params = inspect.signature(call).parameters
+    assert list(params) == list(inspect.signature(getattr(porter.api, name)).parameters)
+    assert {"target", "select", "exclude", "config"} <= set(params) and "args" not in params
+    assert getattr(porter.api, name).__doc__ in call.__doc__ and "target_version" in call.__doc__
+    assert porter.FeatureModule.__doc__.startswith("A feature's module")
+
+
+def test_the_other_api_names_have_real_signatures():
+    import inspect
+
+    assert "target" in inspect.signature(porter.CheckReport).parameters
+    assert "start" in inspect.signature(porter.settings_for).parameters
+    for name in porter.__all__:
+        assert getattr(porter, name).__doc__, name
+
+
+def test_py_typed_ships_with_a_stub_that_types_the_callable_features():
+    """py.typed tells type checkers to trust porter's annotations; without the stub they would
+    see `porter.check` as a module (not callable) or as Any."""
+    import ast
+    from importlib.resources import files
+
+    assert files("porter").joinpath("py.typed").is_file()
+    stub = ast.parse(files("porter").joinpath("__init__.pyi").read_text())
+    imported = {alias.asname for node in stub.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert set(porter.__all__) - {"__version__"} <= imported
+
+
+def test_wheel_and_sdist_include_py_typed():
+    pytest.importorskip("hatchling")
+    from hatchling.builders.sdist import SdistBuilder
+    from hatchling.builders.wheel import WheelBuilder
+
+    for builder in (WheelBuilder(str(ROOT)), SdistBuilder(str(ROOT))):
+        shipped = {f.distribution_path for f in builder.recurse_included_files()}
+        assert {"porter/py.typed", "porter/__init__.pyi"} <= shipped
