@@ -1,8 +1,10 @@
 """Compose files (docker-compose*.yml, compose*.yaml): NVIDIA device requests, CUDA base
-images and environment names, with the container rules of porter/files/docker.py.
+images and environment names, with the container rules of porter/filetypes/docker.py.
 
-Read with a small indentation scanner of keys (no YAML library: the edits are exact spans
-anyway). This module claims compose files before the YAML config handler sees them.
+Read with PyYAML's parser into the config tree of _yamltree.py, whose nodes keep their
+exact spans in the text, so block and flow style (`deploy: {resources: {reservations:
+{devices: [{driver: nvidia, capabilities: [gpu]}]}}}`) read alike and an edit replaces just
+its name. This module claims compose files before the YAML config handler sees them.
 """
 
 from __future__ import annotations
@@ -10,88 +12,67 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from porter.core.model import Finding
+from porter.filetypes._configtree import Mapping, Scalar, Sequence, iter_pairs
 from porter.filetypes.docker import Context, container_finder
 from porter.filetypes.requirements import BrokenFile
-from porter.core.model import Finding
 
-_COMPOSE_KEY = re.compile(r"""(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#'"{\[\-][^:#]*?|-[^\s:#][^:#]*?))[ \t]*:(?=[ \t]|$)""")
-_BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*")
-_TRAILING_COMMENT = re.compile(r"[ \t]+#.*$")
-_PROPERTIES = re.compile(r"^(?:[&!]\S*\s*)+")  # anchors and tags before a value
+_PROPERTIES = re.compile(r"^(?:[&!]\S*\s*)+")  # an anchor or a tag before a scalar's text
+_QUOTED = ("'", '"')
 
 
 def compose_findings(ctx: Context) -> list[Finding]:
-    """Findings (and exact environment renames) for one compose file.
+    """Findings (and exact environment renames) for one compose file; BrokenFile when it is
+    not YAML (or its aliases expand it past a sane bound)."""
+    from porter.filetypes._yamltree import YamlError, parse_yaml  # the YAML library loads only when needed
 
-    The scanner follows keys by indentation (a list may sit at its key's own indentation,
-    as compose files often write `devices:` then `- driver: nvidia`), skips block scalars
-    and multi-line flow collections, and raises BrokenFile on what cannot be YAML.
-    """
-    index = ctx.index
-    stack: list[tuple[int, str, bool, int]] = []  # (indent, key, opens a block, list item's line)
-    items: dict[int, int] = {}  # content indent of a list item -> the item's line
-    block, flow = -1, 0
-    for number in range(1, len(index.starts) + 1):
-        line = index.line_text(number)
-        indent = len(line) - len(line.lstrip(" "))
-        content = line[indent:]
-        if block >= 0 and (indent > block or not content.strip()):
-            continue
-        block = -1
-        if flow:
-            flow += _depth(content)
-            continue
-        if not content.strip() or content.startswith("#") or content.rstrip() in ("---", "..."):
-            continue
-        if content.startswith("\t"):
-            raise BrokenFile(f"invalid YAML: a tab indents line {number}")
-        col, item = indent, None
-        while content.startswith("- ") or content.rstrip() == "-":
-            while stack and (stack[-1][0] > col or (stack[-1][0] == col and not stack[-1][2])):
-                stack.pop()
-            item = number
-            step = len(content) - len(content[1:].lstrip(" "))
-            col, content = col + step, content[step:]
-            items = {k: v for k, v in items.items() if k < col} | {col: number}
-        key = _COMPOSE_KEY.match(content)
-        parent = stack[-1] if stack else (-1, "", True, 0)
-        at = index.starts[number - 1] + col
-        if key is None:
-            if item is None and indent <= parent[0]:
-                raise BrokenFile(f"invalid YAML: line {number} is not a key, a list item or a continuation")
-            if item is not None:
-                _list_value(ctx, parent, at, _TRAILING_COMMENT.sub("", content).strip())
-            continue
-        while stack and stack[-1][0] >= col:
-            stack.pop()
-        parent = stack[-1] if stack else (-1, "", True, 0)
-        name = next(g for g in key.groups() if g is not None)
-        raw = _TRAILING_COMMENT.sub("", content[key.end():]).strip()
-        bare = _PROPERTIES.sub("", raw)
-        if bare.startswith(("\"", "'")) and (len(bare) < 2 or bare[-1] != bare[0]):
-            raise BrokenFile(f"invalid YAML: unclosed quote on line {number}")
-        stack.append((col, name, not bare, items.get(col, 0)))
-        block = col if _BLOCK_SCALAR.fullmatch(bare) else -1
-        flow = max(_depth(bare), 0) if bare.startswith(("[", "{")) else 0
-        name_at = at + (1 if key.group(3) is None else 0)
-        value_at = at + content.find(raw, key.end()) if raw else at
-        _compose_key(ctx, parent[1], name, bare.strip("\"'"), name_at, value_at, stack[-1][3])
-    if flow:
-        raise BrokenFile("invalid YAML: a [ or { is never closed")
+    text = ctx.index.text
+    try:
+        docs = parse_yaml(text)
+    except YamlError as exc:
+        raise BrokenFile(f"invalid YAML: {exc}") from exc
+    for doc in docs:
+        # The list item (a mapping in a list) each key is in, by the key's identity: a device
+        # request's keys (driver, capabilities) are one request, reported once.
+        item_of: dict[int, int] = {}
+        met: set[int] = set()  # scalars looked at: an alias (`image: *base`) is its anchor's, reported there
+        for path, key, value in iter_pairs(doc):
+            name, parent = path[-1], path[-2] if len(path) > 1 else ""
+            item = item_of.get(id(key), 0)
+            fresh = isinstance(value, Scalar) and id(value) not in met
+            met.add(id(value))
+            scalar = _text(text, value) if fresh else ""
+            values = [scalar] if fresh else []
+            if isinstance(value, Sequence):
+                flow = text.startswith("[", value.start)
+                for entry in value.items:
+                    if isinstance(entry, Mapping):
+                        item_of.update((id(k), entry.start + 1) for k, _ in entry.pairs)
+                    elif isinstance(entry, Scalar):
+                        _list_value(ctx, name, entry, _text(text, entry), item, requests=not flow)
+                if flow:  # `capabilities: [gpu]`: one request, reported at its key
+                    values = [_text(text, e) for e in value.items if isinstance(e, Scalar)]
+            name_at = key.start + (key.style in _QUOTED)
+            _compose_key(ctx, parent, name, scalar, values, name_at, value.start, item)
     return ctx.findings
 
 
-def _depth(text: str) -> int:
-    text = _TRAILING_COMMENT.sub("", text)
-    return text.count("[") + text.count("{") - text.count("]") - text.count("}")
+def _text(text: str, scalar: Scalar) -> str:
+    """A scalar as the rules match it: a string's value; anything else (a number, a boolean,
+    null) as written, so `gpus: 1` is "1" and `count: all` is "all"."""
+    if isinstance(scalar.value, str):
+        return scalar.value
+    return _PROPERTIES.sub("", text[scalar.start:scalar.end])
 
 
-def _compose_key(ctx: Context, parent: str, name: str, value: str, name_at: int, value_at: int, item: int) -> None:
+def _compose_key(ctx: Context, parent: str, name: str, value: str, values: list[str], name_at: int, value_at: int,
+                 item: int) -> None:
+    """`value`: a scalar value's text ("" for a list or a mapping); `values`: what the device
+    request rules match (the scalar, or a flow list's items)."""
     if value and (name == "image" or (parent == "args" and name.upper().endswith("IMAGE"))):
         ctx.image(value_at, value, value)
     if parent == "environment":
         ctx.env_name(name_at, name, value)
-    values = [v.strip(" \"'") for v in value.strip("[]").split(",")] if value.startswith("[") else [value]
     _device_request(ctx, name, values, name_at, item)
 
 
@@ -106,18 +87,17 @@ def _device_request(ctx: Context, name: str, values: list[str], at: int, item: i
             ctx.add(rule, at, f"{rule.message or rule.summary} ({name}: {', '.join(values)})", name)
 
 
-def _list_value(ctx: Context, parent: tuple[int, str, bool, int], at: int, value: str) -> None:
-    """A scalar list item: `- NAME=value` (environment, args) or `- gpu` (capabilities)."""
-    plain = value.strip("\"'")
-    name, eq, rest = plain.partition("=")
-    if parent[1] == "environment" and eq:
-        ctx.env_name(at + (1 if plain != value else 0), name, rest)
-    elif parent[1] == "args" and eq and name.upper().endswith("IMAGE"):
-        ctx.image(at, rest, rest)
-    _device_request(ctx, parent[1], [plain], at, parent[3])
-
-
-
+def _list_value(ctx: Context, parent: str, entry: Scalar, value: str, item: int, requests: bool) -> None:
+    """A scalar list item: `- NAME=value` (environment, args) or `- gpu` (capabilities).
+    `requests`: whether it is a device request of its own (a block list's item; a flow
+    list's items are matched together at their key)."""
+    name, eq, rest = value.partition("=")
+    if parent == "environment" and eq:
+        ctx.env_name(entry.start + (entry.style in _QUOTED), name, rest)
+    elif parent == "args" and eq and name.upper().endswith("IMAGE"):
+        ctx.image(entry.start, rest, rest)
+    if requests:
+        _device_request(ctx, parent, [value], entry.start, item)
 
 
 find_compose = container_finder("compose", compose_findings)

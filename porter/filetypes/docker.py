@@ -12,8 +12,8 @@ Findings, and edits only where a rule says exactly what to write:
   policy: reported, never rewritten (a shell line is not a requirements file).
 A Dockerfile is read as Docker reads it (continuations, comment lines inside them,
 heredocs), with ARG/ENV defaults substituted where FROM and RUN use them. A compose file is
-read with a small indentation scanner of keys (no YAML library: the edits are exact spans
-anyway); this module claims compose files so the YAML config handler does not.
+read by PyYAML's parser into a tree with exact spans (porter/filetypes/compose.py), which
+claims compose files so the YAML config handler does not.
 """
 
 from __future__ import annotations
