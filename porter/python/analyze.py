@@ -22,6 +22,7 @@ from porter.core.wordregex import ImportScreen, WordScreen
 from porter.python.context import FileContext
 from porter.python.decisions import one_per_decision
 from porter.python.kinds import PYTHON_KINDS
+from porter.python import pieces
 from porter.python.opscan import KIND as OP_KIND, api_uses, check as op_check
 from porter.rules import ActiveRules, RuleSet
 from porter.rules.kinds import CODEMOD
@@ -198,6 +199,11 @@ def _rewritten_as_info(ctx: FileContext, op_findings: list[Finding], findings: l
 
 
 def parse(text: str, path: str) -> ast.Module:
+    """`ast.parse`'s tree of `text`; a very large module's made in pieces (porter/python/pieces.py)."""
+    return pieces.parse(text, path, _parse_whole)
+
+
+def _parse_whole(text: str, path: str) -> ast.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escape sequences in user code are not ours to report
         return ast.parse(text, filename=path)
@@ -209,9 +215,13 @@ def parse_problem(text: str, path: str) -> str | None:
     Compiling is the check: the compiler keeps its tree in C, and takes half the time and
     two thirds of the memory of `ast.parse`, whose Python objects nothing reads here. Only
     what the compiler refuses is parsed, for the answer `parse` gives: the compiler also
-    refuses what parses (`return` outside a function), which never kept a file unchanged."""
+    refuses what parses (`return` outside a function), which never kept a file unchanged.
+    A very large text is compiled in pieces first (porter/python/pieces.py: the compiler's
+    time and memory grow faster than the text); if they all compile, the whole parses."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if pieces.compiles_in_pieces(text, path):
+            return None
         try:
             compile(text, path, "exec", dont_inherit=True)
             return None

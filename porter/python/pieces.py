@@ -1,0 +1,117 @@
+"""A very large module parsed, and its edited text checked, in pieces cut between top-level
+statements, with exactly the answers of one parse of the whole.
+
+CPython's parser holds every token and its own syntax tree of the whole text until it is
+done: about 90 bytes per byte of code (a 50 MB module: 4.5 GB for `symtable` alone, more for
+`ast.parse`, which then builds the Python tree beside it), and the compiler's time grows
+faster than the text (16 MB: 15.7 s against 2.3 s for 4 MB). In pieces of about a
+megabyte, only one piece's tokens and C tree live at a time, and each costs what a small
+module costs.
+
+Where to cut: before a line that starts at column 0 with a name or a decorator (not `else`,
+`elif`, `except` or `finally`), after a line that does not end in a backslash. Such a line
+may still lie inside a string or brackets; then the piece before it does not parse alone,
+and it is joined to the next. A piece that parses alone ends its tokens clean (no open
+string, bracket or continuation), and the next starts a statement at column 0, which no
+statement of the piece before can take as its own (only `else`/`elif`/`except`/`finally`
+and indented `case` continue one, and those do not parse alone): so the whole parses if
+and only if every piece does, to their statements one after another. Each piece is parsed
+after as many blank lines as come before it, so positions are the whole text's. Whatever
+does not fit this (a piece that will not parse however far it is joined, a module using
+`from __future__ import barry_as_FLUFL`, which can change what `!=` means to the parser) goes to
+the one parse of the whole, which also gives the error message and line a broken file gets.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+
+PIECE_CHARS = 1 << 20  # about a megabyte of code per piece; a module up to twice that is parsed whole
+
+# A line starting at column 0 with what may start a statement (a name, a keyword, a decorator),
+# not a clause that continues one.
+_STATEMENT_LINE = re.compile(r"\n(?=[A-Za-z_@])(?!(?:else|elif|except|finally)\b)")
+_GIVE_UP = 8  # a piece that grows past 8 pieces' size without parsing: parse the whole
+
+
+def cuts(text: str, size: int = PIECE_CHARS) -> list[int]:
+    """Offsets at least `size` apart where a line that may start a top-level statement begins."""
+    out: list[int] = []
+    pos = size
+    while pos < len(text):
+        found = _STATEMENT_LINE.search(text, pos)
+        if found is None:
+            break
+        cut = found.end()
+        if text.endswith("\\", 0, found.start()) or text.endswith("\\\r", 0, found.start()):
+            pos = cut  # the line before continues onto this one
+            continue
+        out.append(cut)
+        pos = cut + size
+    return out
+
+
+def _pieces(text: str, size: int, takes: Callable[[str, int], bool]) -> bool:
+    """Whether `text`, cut at `cuts`, is taken whole by `takes(piece, lines before it)`, a
+    failing piece being joined to the next until it is taken. False when the pieces cannot
+    tell (one never taken, or too large): then only the whole text can."""
+    if "barry_as_FLUFL" in text:
+        return False
+    start, lines_before = 0, 0
+    ends = [*cuts(text, size), len(text)]
+    for end in ends:
+        piece = text[start:end]
+        if not takes(piece, lines_before):
+            if end == len(text) or end - start > _GIVE_UP * size:
+                return False
+            continue  # cut inside a string or brackets, or before a clause: join the next piece
+        lines_before += _line_breaks(piece)
+        start = end
+    return True
+
+
+def _line_breaks(text: str) -> int:
+    """Lines the parser counts in `text`: it reads "\\r\\n", a lone "\\r" and "\\n" each as one."""
+    if "\r" not in text:
+        return text.count("\n")
+    return text.count("\n") + text.count("\r") - text.count("\r\n")
+
+
+def parse(text: str, path: str, parse_whole: Callable[[str, str], ast.Module]) -> ast.Module:
+    """`parse_whole(text, path)`'s tree, made piece by piece when `text` is longer than
+    two pieces (each piece by `parse_whole`, after its blank lines)."""
+    size = PIECE_CHARS
+    if len(text) <= 2 * size:
+        return parse_whole(text, path)
+    body: list[ast.stmt] = []
+
+    def takes(piece: str, lines_before: int) -> bool:
+        try:
+            body.extend(parse_whole("\n" * lines_before + piece, path).body)
+        except Exception:  # SyntaxError, null bytes, too deep: the whole parse decides
+            return False
+        return True
+
+    if not _pieces(text, size, takes):
+        return parse_whole(text, path)
+    return ast.Module(body=body, type_ignores=[])
+
+
+def compiles_in_pieces(text: str, path: str) -> bool:
+    """True if every piece of `text` compiles (so the whole parses); False when they do not
+    tell (the text is small, or a piece does not compile however far it is joined)."""
+    size = PIECE_CHARS
+    if len(text) <= 2 * size:
+        return False
+
+    def takes(piece: str, lines_before: int) -> bool:
+        try:
+            compile(piece, path, "exec", dont_inherit=True)
+        except Exception:  # also what the compiler alone refuses: the whole check decides
+            return False
+        return True
+
+    return _pieces(text, size, takes)
+
