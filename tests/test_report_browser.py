@@ -244,9 +244,6 @@ def test_findings_sit_under_their_lines_in_the_diffs(browser, minitrain, sized):
         assert placed
         for p in placed:
             assert f"line {p['line']}:" in p["text"] and 0 <= p["top"] - p["bottom"] < 20 and p["inside"], (width, p)
-        inline = {(f["path"], f["line"]) for f in minitrain["findings"]} & {
-            (f["path"], int(p["line"])) for f in minitrain["findings"] for p in placed if f["line"] == int(p["line"])}
-        assert len(placed) >= len({line for _, line in inline}) > 0
         first = browser.find_element(By.CSS_SELECTOR, "tr.fnds")
         browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", first)
         browser.save_screenshot(str(ARTIFACTS / f"report_inline_findings_{width}.png"))

@@ -47,6 +47,7 @@ def test_a_finding_follows_the_row_of_its_line_with_everything_the_table_says():
             assert text in box, (line, text)
     assert 'sev-error">error</span>' in diff and 'sev-warning">warning</span>' in diff
     assert _rows(diff).count("fnds") == 2
+    assert diff.count(' id="diff-0-L') == 2  # only lines with findings carry an id (page size)
     # the findings table is still there, one row per finding
     assert len(re.findall(r'<tr data-severity=', page)) == 2
 

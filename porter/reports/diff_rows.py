@@ -24,6 +24,12 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;").replace("'", "&#39;").replace('"', "&#34;")
 
 
+def escape_text(text: str) -> str:
+    """Source text for an element's content, where only `&`, `<` and `>` mean anything: quotes
+    stay quotes (markupsafe's &#34; made a JSON or notebook diff's page several times its size)."""
+    return text.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;")
+
+
 def _rule_link(code: str) -> str:
     return f'<a class="rule" href="#rule-{escape(code)}">{escape(code)}</a>'
 
@@ -49,16 +55,17 @@ def by_line(findings: Iterable[dict]) -> dict[int, list[dict]]:
 def rows(ident: str, lines, findings: dict[int, list[dict]]) -> Markup:
     """A hunk's table rows, one per diff line, each followed by the findings on its old line.
     `findings` is the file's by_line(); the lines shown here are taken out of it, so what is
-    left afterwards is what no hunk shows."""
+    left afterwards is what no hunk shows. Only a line with findings has an id (the findings
+    table links to it): an id on every row was a fifth of a large page."""
     out = []
     for line in lines:
         old = line.old if line.kind != "+" else None
-        anchor = f' id="{escape(ident)}-L{old}"' if old else ""
+        boxes = findings.pop(old, None) if old else None
+        anchor = f' id="{escape(ident)}-L{old}"' if boxes else ""
         rules = "".join(f"{_rule_link(c)} " for c in line.rules)
         out.append(f'\n<tr class="{_ROW_CLASS.get(line.kind, "ctx")}"{anchor}><td class="n">{line.old or ""}</td>'
-                   f'<td class="n">{line.new or ""}</td><td class="g">{rules}</td><td class="p">{escape(line.kind)}</td>'
-                   f'<td class="c">{escape(line.text)}</td></tr>')
-        if old and old in findings:
-            boxes = "".join(finding_box(f) for f in findings.pop(old))
-            out.append(f'\n<tr class="fnds"><td colspan="5">{boxes}</td></tr>')
+                   f'<td class="n">{line.new or ""}</td><td class="g">{rules}</td><td class="p">{escape_text(line.kind)}</td>'
+                   f'<td class="c">{escape_text(line.text)}</td></tr>')
+        if boxes:
+            out.append(f'\n<tr class="fnds"><td colspan="5">{"".join(finding_box(f) for f in boxes)}</td></tr>')
     return Markup("".join(out))

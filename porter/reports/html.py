@@ -43,10 +43,10 @@ def _diffs(report: dict, patch: bytes | None) -> list[dict]:
         left = diff_rows.by_line(findings.get(path, ()))
         shown = [{"header": h.header, "rules": h.rules, "rows": diff_rows.rows(ident, h.lines, left)} for h in hunks]
         outside = Markup("".join(diff_rows.finding_box(f) for line in sorted(left) for f in left[line]))
+        placed = {f["line"] for f in findings.get(path, ())} - left.keys()  # the lines with an id
         diffs.append({"id": ident, "path": path, "edits": len(edits), "hunks": shown, "outside": outside,
                       "findings": len(findings.get(path, ())), "rules": sorted({e["rule"] for e in edits}),
-                      "python": path.endswith((".py", ".pyi")),
-                      "old_lines": {line.old for h in hunks for line in h.lines if line.old is not None}})
+                      "python": path.endswith((".py", ".pyi")), "placed": placed})
     return diffs
 
 
@@ -56,7 +56,7 @@ def _finding_anchors(findings: list[dict], diffs: list[dict]) -> list[str | None
     anchors = []
     for f in findings:
         d = by_path.get(f["path"])
-        anchors.append(None if d is None else f"{d['id']}-L{f['line']}" if f["line"] in d["old_lines"] else d["id"])
+        anchors.append(None if d is None else f"{d['id']}-L{f['line']}" if f["line"] in d["placed"] else d["id"])
     return anchors
 
 
