@@ -298,6 +298,33 @@ def test_object_collectives_and_device_meshes_on_cncl(built, tmp_path, world):
         assert out["dtensor"] == [[2.0 * rank, 2.0 * rank + 1], [float(i) for i in range(2 * world)], f"mlu:{rank}"]
 
 
+GROUP_TEARDOWN_SCRIPT = """
+import gc, os, torch, torch_mlu, torch.distributed as dist
+from datetime import timedelta
+from porter.emulator.cncl import CnclProcessGroup
+def gloo_threads():
+    return sum(open(f"/proc/self/task/{t}/comm").read().strip() == "pt_gloo_runloop" for t in os.listdir("/proc/self/task"))
+group = CnclProcessGroup(dist.HashStore(), 0, 1, timedelta(seconds=60))
+group.allreduce([torch.ones(8, device="mlu")]).wait()
+del group
+gc.collect()
+print("GLOO_THREADS", gloo_threads(), flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_cncl_group_is_not_torn_down_under_the_gil(built):
+    """Dropping the inner gloo group joins its threads with the GIL held, while one of them may
+    need the GIL to release a finished collective's tensors: a 2-device LoRA run hung at exit
+    so (rank 1 in ~ProcessGroupGloo's join under DDP's reducer, its gloo thread in a tensor's
+    decref). The gloo group lives until the process ends: its threads outlive the group (they
+    were joined when it was dropped)."""
+    proc = emulated([sys.executable, "-c", GROUP_TEARDOWN_SCRIPT], devices=1, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    counts = [int(line.split()[1]) for line in proc.stdout.splitlines() if line.startswith("GLOO_THREADS")]
+    assert counts and counts[0] > 0, proc.stdout
+
+
 TRAINER_SCRIPT = """
 import torch, torch_mlu
 from transformers import LlamaConfig, LlamaForCausalLM, Trainer, TrainingArguments

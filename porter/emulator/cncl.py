@@ -7,6 +7,7 @@ and the reductions CNCL lacks (BAND, BOR, BXOR, PREMUL_SUM).
 
 from __future__ import annotations
 
+import ctypes
 from datetime import timedelta
 from typing import Any
 
@@ -54,6 +55,17 @@ def _in_turn(works: list) -> Any:
     return works[-1]
 
 
+def _keep_until_exit(gloo: Any) -> None:
+    """Never destroy the gloo group before the process ends. Its destructor joins its worker
+    threads while the caller holds the GIL, and a worker that is releasing a finished
+    collective's tensors needs the GIL: they are Python-made CPU views of the mlu tensors,
+    which real CNCL does not have. The process hung when the last reference went (DDP's
+    reducer freed at the end of a 2-device LoRA run: rank 1 stuck in ~ProcessGroupGloo's
+    join, its gloo thread in a tensor's decref). A reference Python never gives back keeps
+    it alive; the threads end with the process."""
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(gloo))
+
+
 class CnclProcessGroup(dist.ProcessGroup):
     def __init__(self, store: Any, rank: int, size: int, timeout: timedelta) -> None:
         super().__init__(rank, size)
@@ -65,6 +77,7 @@ class CnclProcessGroup(dist.ProcessGroup):
         # "cuda": objects travel as tensors on the current mlu device. Collectives still come
         # here; torch's C++ calls the group's methods, which this class overrides.
         self._register_backend(torch.device("mlu"), dist.ProcessGroup.BackendType.CUSTOM, self._gloo)
+        _keep_until_exit(self._gloo)
 
     def getBackendName(self) -> str:  # noqa: N802 (torch's name)
         return "cncl"

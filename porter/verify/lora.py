@@ -4,12 +4,12 @@ tiny local model, on 1 and on 2 emulated devices; the loss must fall."""
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from porter.emulator import environment
+from porter.verify.bounded import run_bounded
 from porter.verify.locate import innermost_frame
 
 ENTRY = "porter_lora/train_lora.py"
@@ -56,8 +56,10 @@ def parse_losses(output: str) -> list[float]:
 
 def build_tiny_model(work: Path, version: str | None, timeout: float) -> str | None:
     """Write work/model and work/alpaca.jsonl; an error message, or None."""
-    proc = subprocess.run([sys.executable, "-m", "porter.verify.tinymodel", str(work)], env=environment(1, version, own_devices=True),
-                          capture_output=True, text=True, timeout=timeout)
+    proc = run_bounded([sys.executable, "-m", "porter.verify.tinymodel", str(work)], timeout,
+                       env=environment(1, version, own_devices=True))
+    if proc.timed_out:
+        return f"building the tiny model did not finish within {timeout:g} s"
     if proc.returncode != 0:
         return "building the tiny model failed: " + " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
     return None
@@ -68,16 +70,13 @@ def run_lora(root: Path, work: Path, devices: int, version: str | None, timeout:
     run = LoraRun(devices, cmd)
     env = environment(devices, version, own_devices=True)
     env.update(OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
-    try:
-        proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        run.losses = parse_losses(out)
-        run.output_tail = [f"timed out after {timeout:g} s"]
-        return run
+    proc = run_bounded(cmd, timeout, env=env, cwd=work)
     output = proc.stdout + "\n" + proc.stderr
     run.returncode = proc.returncode
     run.losses = parse_losses(proc.stdout)
     run.output_tail = [ln for ln in output.strip().splitlines() if ln.strip()][-12:]
+    if proc.timed_out:
+        # The stacks the stuck processes dumped are in the output; the tail says who they were.
+        run.output_tail.append(f"timed out after {timeout:g} s: {proc.stuck_summary()}")
     run.file, run.line = innermost_frame(output, root)
     return run

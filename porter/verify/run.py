@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +20,7 @@ from porter.verify.codes import BY_CODE
 from porter.verify.guards import needed_package
 from porter.verify.imports import import_modules
 from porter.verify.locate import innermost_frame
+from porter.verify.bounded import run_bounded
 from porter.verify.lora import ENTRY, LoraRun, build_tiny_model, run_lora
 from porter.verify.modules import find_modules, own_top_names
 from porter.verify.progress import Progress
@@ -133,8 +133,9 @@ def _lora(root: Path, version: str | None, opts: VerifyOptions, result: VerifyRe
             where = run.file or ENTRY
             if run.returncode != 0:
                 tail = " | ".join(run.output_tail[-4:])
+                ended = "did not finish" if run.returncode is None else f"exited with {run.returncode}"
                 result.findings.append(_finding("PRT706", where, run.line,
-                                                f"train_lora.py on {devices} emulated device(s) exited with {run.returncode}: {tail}"))
+                                                f"train_lora.py on {devices} emulated device(s) {ended}: {tail}"))
             elif not run.loss_fell:
                 result.findings.append(_finding("PRT707", ENTRY, 1,
                                                 f"on {devices} emulated device(s) the loss did not fall: {run.losses}"))
@@ -143,11 +144,10 @@ def _lora(root: Path, version: str | None, opts: VerifyOptions, result: VerifyRe
 def _smoke(root: Path, command: str, version: str | None, opts: VerifyOptions, result: VerifyResult) -> None:
     env = environment(opts.run_devices, version)
     start = time.perf_counter()
-    try:
-        proc = subprocess.run(command, shell=True, cwd=root, env=env, capture_output=True, text=True, timeout=opts.run_timeout)
-        code, output = proc.returncode, proc.stdout + "\n" + proc.stderr
-    except subprocess.TimeoutExpired:
-        code, output = None, f"timed out after {opts.run_timeout:g} s"
+    proc = run_bounded(command, opts.run_timeout, env=env, cwd=root, shell=True)
+    code, output = proc.returncode, proc.stdout + "\n" + proc.stderr
+    if proc.timed_out:
+        output += f"\ntimed out after {opts.run_timeout:g} s: {proc.stuck_summary()}"
     tail = [ln for ln in output.strip().splitlines() if ln.strip()][-12:]
     result.smoke = {"command": command, "returncode": code, "seconds": round(time.perf_counter() - start, 2),
                     "output_tail": tail}
