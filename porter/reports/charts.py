@@ -47,12 +47,17 @@ def _rest(counted: Counter, what: str) -> str:
     return f"and {len(left)} more {what}{'s' * (len(left) > 1)} with {sum(left)} finding{'s' * (sum(left) > 1)}" if left else ""
 
 
+def _title(what: str, counted: Counter) -> str:
+    return f"{what} (top {TOP})" if len(counted) > TOP else what
+
+
 def _busiest(counted: Counter) -> list[tuple[str, int]]:
     # The most findings first, then by name: the same order on every render.
     return sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]
 
 
 def folder(path: str) -> str:
+    """The folder a finding's path is in, as the folder chart labels it."""
     return path.rpartition("/")[0] or TOP_FOLDER
 
 
@@ -66,12 +71,12 @@ def charts(report: dict) -> list[Chart]:
         out.append(Chart("severity", "Findings by severity",
                          _bars([(s, severity[s]) for s in SEVERITY_ORDER], lambda s: f"tone-{s}")))
         by_rule = Counter(f["rule"] for f in findings)
-        out.append(Chart("rule", f"Findings by rule (top {TOP})" if len(by_rule) > TOP else "Findings by rule",
+        out.append(Chart("rule", _title("Findings by rule", by_rule),
                          _bars(_busiest(by_rule), lambda _: "tone-rule", lambda c: rules.get(c, {}).get("name", ""),
                                lambda c: f"#rule-{c}"),
                          _rest(by_rule, "rule")))
         by_folder = Counter(folder(f["path"]) for f in findings)
-        out.append(Chart("folder", f"Findings by folder (top {TOP})" if len(by_folder) > TOP else "Findings by folder",
+        out.append(Chart("folder", _title("Findings by folder", by_folder),
                          _bars(_busiest(by_folder), lambda _: "tone-folder"), _rest(by_folder, "folder")))
     apis = report.get("summary", {}).get("apis_by_status") or {}
     if any(apis.values()):

@@ -39,13 +39,13 @@ def _diffs(report: dict, patch: bytes | None) -> list[dict]:
         if not edits and path not in parsed and path not in findings:
             continue
         hunks = hunks_from_patch(parsed[path], edits) if path in parsed else hunks_from_edits(edits)
-        ident = f"diff-{len(diffs)}"
-        left = diff_rows.by_line(findings.get(path, ()))
+        ident, own = f"diff-{len(diffs)}", findings.get(path, [])
+        left = diff_rows.by_line(own)  # rows() takes out the lines it shows
         shown = [{"header": h.header, "rules": h.rules, "rows": diff_rows.rows(ident, h.lines, left)} for h in hunks]
         outside = Markup("".join(diff_rows.finding_box(f) for line in sorted(left) for f in left[line]))
-        placed = {f["line"] for f in findings.get(path, ())} - left.keys()  # the lines with an id
+        placed = {f["line"] for f in own} - left.keys()  # the lines with an id
         diffs.append({"id": ident, "path": path, "edits": len(edits), "hunks": shown, "outside": outside,
-                      "findings": len(findings.get(path, ())), "rules": sorted({e["rule"] for e in edits}),
+                      "findings": len(own), "rules": sorted({e["rule"] for e in edits}),
                       "python": path.endswith((".py", ".pyi")), "placed": placed})
     return diffs
 
