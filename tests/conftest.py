@@ -25,3 +25,31 @@ def _private_cache_dir(tmp_path_factory):
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = saved
+
+
+# LLaMA-Factory's source as the package index has it (its sdist: src/llamafactory, setup.py,
+# requirements.txt; no examples/ or data/): the checks on a real repository run in a clone
+# without fetched code in the project. PORTER_LF names a checkout to use instead.
+LLAMA_FACTORY_SDIST = "llamafactory==0.9.3"
+
+
+@pytest.fixture(scope="session")
+def llama_factory(tmp_path_factory) -> Path:
+    import os
+    import subprocess
+    import tarfile
+
+    given = os.environ.get("PORTER_LF")
+    if given:
+        return Path(given)
+    where = tmp_path_factory.mktemp("llama-factory")
+    proc = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+                           "--dest", str(where), LLAMA_FACTORY_SDIST], capture_output=True, text=True, timeout=300)
+    archives = sorted(where.glob("*.tar.gz"))
+    if proc.returncode != 0 or not archives:
+        pytest.skip(f"needs LLaMA-Factory's source: the package index did not give {LLAMA_FACTORY_SDIST} "
+                    f"({proc.stderr.strip().splitlines()[-1:] or 'no archive'}); set PORTER_LF to a checkout")
+    with tarfile.open(archives[0]) as archive:
+        archive.extractall(where, filter="data")
+    (root,) = [p for p in where.iterdir() if p.is_dir()]
+    return root

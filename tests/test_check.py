@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -16,7 +15,6 @@ from porter.check.github import escape_data, escape_property
 from porter.commands.check import check, ops
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "check" / "tree"
-LF = Path(os.environ.get("PORTER_LF", ""))  # a LLaMA-Factory checkout (fetched code never ships)
 
 
 @click.group()
@@ -211,9 +209,9 @@ def test_internal_error_exits_2(tree, monkeypatch):
     assert result.exit_code == 2 and "internal error: RuntimeError: boom" in result.stderr
 
 
-@pytest.mark.skipif(not os.environ.get("PORTER_LF") or not (LF / "src" / "llamafactory").is_dir(), reason="set PORTER_LF to a LLaMA-Factory checkout")
-def test_llama_factory_mlu():
-    result = run("check", LF, "--target", "mlu", "--format", "json")
+def test_llama_factory_mlu(llama_factory):
+    lf = llama_factory
+    result = run("check", lf, "--target", "mlu", "--format", "json")
     assert result.exit_code == 1
     found = findings(result)
     quant = [f for f in found if f["rule"] in ("PRT402", "PRT403", "PRT404") or f.get("subject") == "bitsandbytes"]
@@ -221,10 +219,10 @@ def test_llama_factory_mlu():
     # Its only "unsupported" APIs are host code or composite ops (numel, cudnn flags,
     # logsumexp): notes, never errors, outside the default set.
     assert not [f for f in found if f["rule"] == "PRT901"]
-    notes = [f for f in findings(run("check", LF, "--target", "mlu", "--format", "json", "--extend-select", "PRT901"))
+    notes = [f for f in findings(run("check", lf, "--target", "mlu", "--format", "json", "--extend-select", "PRT901"))
              if f["rule"] == "PRT901"]
     assert notes and all(f["severity"] == "info" and f["line"] > 0 and f["path"].endswith(".py") for f in notes)
-    assert run("check", LF, "--target", "mlu", "--exit-zero").exit_code == 0
+    assert run("check", lf, "--target", "mlu", "--exit-zero").exit_code == 0
 
 
 def test_ci_files_run_porter_check():
