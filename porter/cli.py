@@ -151,8 +151,11 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
     opts = ConvertOptions(settings.target, version, out, in_place, diff_only, force, jobs, settings.select,
                           settings.ignore, cache, extend=settings.extend_select, files=files, rule_files=settings.project_rules,
                           report_dir=report_dir, max_bytes=max_bytes)
+    from porter.core.progress import QUIET_START, Progress, watching
+
     try:
-        done = run_convert(src, opts)
+        with watching(Progress(label="porter convert", delay=QUIET_START)):  # on a terminal's stderr only
+            done = run_convert(src, opts)
     except DestinationError as exc:
         raise click.UsageError(printable(str(exc))) from exc
     except RuleError as exc:

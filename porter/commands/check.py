@@ -24,6 +24,7 @@ from porter.commands.options import (
     settings_text,
     version_option,
 )
+from porter.core.progress import QUIET_START, Progress, watching
 from porter.core.terminal import printable
 from porter.rules import TARGETS, RuleError
 
@@ -92,8 +93,9 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
         disable_user_cache()
     output = None
     try:
-        report = run_check(paths, settings=settings, force_exclude=force_exclude, jobs=jobs,
-                           cache_dir=chosen_cache_dir(cache_dir, no_cache))
+        with watching(Progress(label="porter check", delay=QUIET_START)):  # on a terminal's stderr only
+            report = run_check(paths, settings=settings, force_exclude=force_exclude, jobs=jobs,
+                               cache_dir=chosen_cache_dir(cache_dir, no_cache))
         code = _notes(report, write_baseline, verbosity)
         if write_baseline is None:
             output = _rendered(report, fmt, verbosity)

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
 
+from porter.core.progress import counted
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -47,14 +49,17 @@ def map_files(work: Callable[[T], R], tasks: Sequence[T], size: Callable[[T], in
     loading it, not every one. Bundles are handed out first.
     """
     jobs = jobs or os.cpu_count() or 1
+    # Each finished task counted on the command's progress line, where one is drawn; a pool's
+    # work is pickled, so there (no fork: Windows) it goes uncounted.
+    counting = counted(work, len(tasks))
     if jobs <= 1 or len(tasks) < 4 or sum(size(t) for t in tasks) < POOL_THRESHOLD:
         with _fewer_collections():
-            return [work(t) for t in tasks]
+            return [counting(t) for t in tasks]
     groups = _plan(tasks, size, bundle)
     if not hasattr(os, "fork"):
         return _with_pool(work, tasks, [i for g in groups for i in g], jobs)
     with _fewer_collections():
-        return ForkedMap(work, tasks, jobs, groups).finish()
+        return ForkedMap(counting, tasks, jobs, groups).finish()
 
 
 @contextmanager
