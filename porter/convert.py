@@ -85,6 +85,10 @@ def report_place(src: Path, out: Path, opts: ConvertOptions) -> ReportPlace:
             _not_users(src / name, name)
             _no_link_or_file(out / name)
         return ReportPlace(out, REPORT_DIR, LORA_DIR)
+    from porter.core.files import refuse_linked_folder
+
+    # `<SRC>_porter_report` planted as a link: never written through.
+    refuse_linked_folder(chosen, "remove it, or pass --report-dir with another folder")
     src_r, chosen_r = src.resolve(), chosen.resolve()
     if chosen_r == src_r or src_r in chosen_r.parents:
         raise DestinationError(f"report folder {chosen} is inside the source tree {src}; choose one outside it")

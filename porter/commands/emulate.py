@@ -69,8 +69,13 @@ def verify(out: Path, fmt: str, fail_on: str, exit_zero: bool, timeout: float, j
         finally:
             progress.close()
         path = write_report(result)
-    except (VerifyError, EmulatorError, OSError) as exc:
+    except (VerifyError, EmulatorError) as exc:
         click.echo(f"porter: error: {exc}", err=True)
+        sys.exit(2)
+    except OSError as exc:  # verify.json not written: the path and why
+        from porter.core.files import describe
+
+        click.echo(f"porter: error: {describe(exc)}", err=True)
         sys.exit(2)
     click.echo(RENDERERS[fmt](result), nl=False)
     click.echo(f"porter: wrote {path}", err=True)

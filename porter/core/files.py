@@ -107,11 +107,49 @@ def _refuse_link(path: str) -> LinkRefused:
     return LinkRefused(errno.ELOOP, "is a symbolic link; porter never writes through a link", path)
 
 
+# --- the one check of where porter writes ------------------------------------------------
+#
+# Every writer (OUT, the report and LoRA folders, in-place rewrites, the caches, verify.json)
+# asks these before it writes: a path that comes from outside porter's own walk (a cache
+# entry, a report of an earlier run) is untrusted input, and a folder porter is about to
+# write into may be a link planted to lead it elsewhere.
+
+
+def plain_rel(rel: str) -> bool:
+    """Whether `rel` is a path relative to a tree that stays inside it: POSIX separators, not
+    empty, not absolute, no empty, `.` or `..` part, no NUL."""
+    return (bool(rel) and not rel.startswith("/") and "\0" not in rel
+            and all(p not in ("", ".", "..") for p in rel.split("/")))
+
+
+def inside(root: Path | str, rel: str) -> bool:
+    """Whether `root/rel` is inside `root`: `rel` is plain (`plain_rel`) and no link on the
+    way to it (its folders, resolved) leads out of `root`. The file itself may be a link:
+    writers replace it, they never write through it."""
+    if not plain_rel(rel):
+        return False
+    folder = rel.rpartition("/")[0]
+    if not folder:
+        return True
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(real_root, folder))
+    return real == real_root or real.startswith(real_root.rstrip("/") + "/")
+
+
+def refuse_linked_folder(path: Path | str, way_out: str = "name the folder itself") -> None:
+    """Raise LinkRefused if the folder porter is to write into (OUT, a report folder) is a
+    symbolic link: writing through it would write wherever it points. Nothing is there, or a
+    real folder: fine (what is below it is checked as it is written). `way_out`: what the
+    user can do instead, for the message."""
+    if os.path.islink(path):
+        raise LinkRefused(errno.ELOOP, f"is a symbolic link (to {os.readlink(path)}); porter never writes "
+                                       f"through a link: {way_out}", os.fspath(path))
+
+
 def _parts(rel: str) -> list[str]:
-    parts = rel.split("/")
-    if not rel or any(p in ("", ".", "..") for p in parts):
+    if not plain_rel(rel):
         raise OSError(errno.EINVAL, "not a plain relative path", rel)
-    return parts
+    return rel.split("/")
 
 
 def open_dir_beneath(root: Path, rel: str = "", *, create: bool = True, mode: int = 0o777) -> int:

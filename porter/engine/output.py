@@ -13,7 +13,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from porter.core.files import TEMP_SUFFIX, copy_new_file, stale_temporary, write_atomically
+from porter.core.files import (TEMP_SUFFIX, copy_new_file, inside, plain_rel, refuse_linked_folder, stale_temporary,
+                                write_atomically)
 from porter.engine.parallel import ForkedMap
 from porter.core.tree import walk
 
@@ -38,7 +39,10 @@ def default_out(src: Path, target: str) -> Path:
 
 
 def check_destination(src: Path, out: Path, force: bool) -> None:
-    """Refuse OUT inside SRC, OUT == SRC and a non-empty OUT without --force."""
+    """Refuse OUT inside SRC, OUT == SRC and a non-empty OUT without --force; OUT that is a
+    symbolic link (LinkRefused: a link planted where the default OUT goes would lead the
+    whole tree elsewhere), even with --force."""
+    refuse_linked_folder(out, "remove it, or pass -o with the folder it points to")
     src_r, out_r = src.resolve(), out.resolve()
     if src_r == out_r:
         raise DestinationError(f"output {out} is the source tree; use --in-place to convert it in place")
@@ -100,6 +104,7 @@ class TreeWriter:
     def __init__(self, src: Path, out: Path, background: bool = True) -> None:
         self.src, self.out = src, out
         self.background = background  # False: every write in this process (--jobs 1)
+        refuse_linked_folder(out)  # checked again: a link may have taken its place since
         out.mkdir(parents=True, exist_ok=True)  # OSError (naming OUT) when it cannot be made
         self.dirs = _Dirs(out)
         self.fresh = not any(out.iterdir())
@@ -157,7 +162,7 @@ class TreeWriter:
         In an OUT that was not empty, what is at the file's place is removed first, never
         written through: a symlink, or a hard link to another file (SRC's own, say), keeps
         what it points at."""
-        if not _plain_rel(rel):
+        if not plain_rel(rel):
             return "not written: not a path inside OUT"
         try:
             if not self.dirs.ready(rel.rpartition("/")[0]):
@@ -175,7 +180,7 @@ class TreeWriter:
 
     def _replace(self, rel: str, data: bytes) -> str | None:
         """New bytes into the copy made of `rel` (which already has its mode)."""
-        if not _plain_rel(rel):
+        if not plain_rel(rel):
             return "not written: not a path inside OUT"
         try:
             if not self.dirs.ready(rel.rpartition("/")[0]):  # checked again here: never through a link
@@ -196,7 +201,7 @@ class TreeWriter:
                 self.failures[rel] = problem
 
     def _link(self, rel: str) -> str | None:
-        if not _plain_rel(rel):
+        if not plain_rel(rel):
             return "not written: not a path inside OUT"
         try:
             if not self.dirs.ready(rel.rpartition("/")[0]):
@@ -238,6 +243,9 @@ def write_in_place(run: RunResult) -> dict[str, str]:
     for result in run.results:
         if result.new_bytes is None:
             continue
+        if not inside(run.src, result.path):  # a path from a cache entry, say: never trusted
+            failures[result.path] = "not written: not a path inside the tree"
+            continue
         path = run.src / result.path
         try:
             atomic_write(path, result.new_bytes)
@@ -262,11 +270,6 @@ def remove_stale_temporaries(src: Path) -> list[str]:
             except OSError:
                 pass
     return removed
-
-
-def _plain_rel(rel: str) -> bool:
-    """A path relative to the tree that stays inside it (no `..`, not absolute, no empty part)."""
-    return bool(rel) and not rel.startswith("/") and all(p not in ("", ".", "..") for p in rel.split("/"))
 
 
 def atomic_write(path: Path, data: bytes) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from porter import __version__
+from porter.core.files import plain_rel
 from porter.core.fileset import LeftOut, TreeFilter
 from porter.core.tree import Entry, signature, stat_signature
 from porter.engine.cache import code_fingerprint, read_entry, write_entry
@@ -80,8 +81,11 @@ class TreeIndex:
                 and all(self._unchanged(path, sig) for path, sig in stored.get("consulted", {}).items())):
             try:
                 entries = [Entry(rel, bool(link), skipped, failed) for rel, link, skipped, failed in stored["entries"]]
-                chosen.left_out = LeftOut.from_plain(stored.get("left_out"))  # what the walk would have left out
-                return entries
+                # The index is untrusted input: a path of it that would lead out of the tree
+                # (`../x.py`, `/etc/x`) makes the whole listing void, and the tree is walked.
+                if all(isinstance(e.rel, str) and plain_rel(e.rel) for e in entries):
+                    chosen.left_out = LeftOut.from_plain(stored.get("left_out"))  # what the walk would have left out
+                    return entries
             except (KeyError, TypeError, ValueError):
                 pass
         dirs: dict[str, list[int] | None] = {}

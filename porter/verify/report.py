@@ -9,7 +9,7 @@ from pathlib import Path
 
 from porter import __version__
 from porter.check.github import escape_data, escape_property
-from porter.core.files import write_atomically
+from porter.core.files import write_beneath
 from porter.core.tree import REPORT_DIR
 from porter.reports.json_report import finding_dict
 from porter.verify.codes import BY_CODE
@@ -49,10 +49,10 @@ def to_dict(result: VerifyResult) -> dict:
 
 
 def write_report(result: VerifyResult) -> Path:
-    path = result.root / REPORT_DIR / "verify.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, (json.dumps(to_dict(result), indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
-    return path
+    """Write OUT/porter_report/verify.json; never through a link (a porter_report planted as
+    one raises LinkRefused, an OSError naming it)."""
+    data = (json.dumps(to_dict(result), indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    return write_beneath(result.root, f"{REPORT_DIR}/verify.json", data)
 
 
 def summary_lines(result: VerifyResult) -> list[str]:
