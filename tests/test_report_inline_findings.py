@@ -30,7 +30,8 @@ def _diff(page: str, path: str) -> str:
 
 
 def _rows(diff: str) -> list[str]:
-    return re.findall(r"<tr class=\"(\w+)\"", diff)
+    """Each row's class ("" for a context row)."""
+    return re.findall(r"<tr(?: class=\"(\w+)\")?[ >]", diff)
 
 
 def test_a_finding_follows_the_row_of_its_line_with_everything_the_table_says():

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from markupsafe import Markup
 
-_ROW_CLASS = {"-": "del", "+": "add"}
+_ROW_START = {"-": '<tr class="del"', "+": '<tr class="add"'}  # a context row has no class
 
 
 def escape(text: str) -> str:
@@ -55,17 +55,19 @@ def by_line(findings: Iterable[dict]) -> dict[int, list[dict]]:
 def rows(ident: str, lines, findings: dict[int, list[dict]]) -> Markup:
     """A hunk's table rows, one per diff line, each followed by the findings on its old line.
     `findings` is the file's by_line(); the lines shown here are taken out of it, so what is
-    left afterwards is what no hunk shows. Only a line with findings has an id (the findings
-    table links to it): an id on every row was a fifth of a large page."""
+    left afterwards is what no hunk shows.
+
+    Rows are most of a large page, so they carry little: the cells (old and new number, rule
+    codes, +/-, code) are styled by their column (report.css), only a line with findings has
+    an id (the findings table links to it), a context row has no class."""
     out = []
     for line in lines:
         old = line.old if line.kind != "+" else None
         boxes = findings.pop(old, None) if old else None
         anchor = f' id="{escape(ident)}-L{old}"' if boxes else ""
         rules = "".join(f"{_rule_link(c)} " for c in line.rules)
-        out.append(f'\n<tr class="{_ROW_CLASS.get(line.kind, "ctx")}"{anchor}><td class="n">{line.old or ""}</td>'
-                   f'<td class="n">{line.new or ""}</td><td class="g">{rules}</td><td class="p">{escape_text(line.kind)}</td>'
-                   f'<td class="c">{escape_text(line.text)}</td></tr>')
+        out.append(f'\n{_ROW_START.get(line.kind, "<tr")}{anchor}><td>{line.old or ""}</td><td>{line.new or ""}</td>'
+                   f'<td>{rules}</td><td>{escape_text(line.kind)}</td><td class="c">{escape_text(line.text)}</td></tr>')
         if boxes:
             out.append(f'\n<tr class="fnds"><td colspan="5">{"".join(finding_box(f) for f in boxes)}</td></tr>')
     return Markup("".join(out))
