@@ -440,3 +440,18 @@ def test_porter_lora_keeps_edited_files_without_force(tmp_path):
     assert script.read_text() == edited and readme.read_text() == "my notes\n"  # nothing written
     assert run("--force").exit_code == 0
     assert "# my change" not in script.read_text() and readme.read_text() != "my notes\n"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_rendered_script_keeps_the_trainers_bar_on_a_terminal_and_shows_tokenizing(tmp_path, target):
+    """The Trainer's own step bar is not switched off (only off a terminal, where it is noise
+    in a log), and the tokenizing loop, minutes long on a large data set, has a bar too."""
+    files = {f.relpath: f.text for f in plan_lora(make_tree(tmp_path / "t", None), "porter_lora", target)}
+    tree = ast.parse(files["train_lora.py"])
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    disable = [k.value for c in calls for k in c.keywords if k.arg == "disable_tqdm"]
+    assert len(disable) == 1 and ast.unparse(disable[0]) == "not bars_shown()"
+    load = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "load_examples")
+    loops = [n for n in ast.walk(load) if isinstance(n, ast.For)]
+    assert any(isinstance(loop.iter, ast.Call) and ast.unparse(loop.iter.func) == "tqdm" for loop in loops)
+    assert "sys.stderr.isatty()" in ast.unparse(next(n for n in tree.body if getattr(n, "name", "") == "bars_shown"))
