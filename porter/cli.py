@@ -12,6 +12,7 @@ import click
 from porter import __version__
 from porter.core.terminal import printable
 from porter.commands.options import (
+    HELP,
     NO_TARGET,
     FiniteFloatRange,
     cache_options,
@@ -63,8 +64,7 @@ class _LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
 
-# -h as well as --help, on porter and (inherited by each subcommand's context) every subcommand.
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_LazyGroup, context_settings=HELP)
 @click.version_option(__version__, prog_name="porter")
 def main() -> None:
     """Port PyTorch CUDA training repositories to Cambricon MLU and Hygon DCU / ROCm."""
@@ -79,7 +79,7 @@ def main() -> None:
             pass
 
 
-@main.command()
+@main.command(context_settings=HELP)
 @click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
               help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` in [tool.porter].")
@@ -213,7 +213,7 @@ def _said(done, src: Path, verbosity: int) -> int:
     return 1 if s["files_failed"] else 0
 
 
-@main.command("rules")
+@main.command("rules", context_settings=HELP)
 @click.argument("code", required=False)
 @click.option("--target", "-t", type=click.Choice(TARGETS), default=None, help="Only this target's rules.")
 @click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -270,7 +270,7 @@ def _indented(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-@main.command("lora")
+@main.command("lora", context_settings=HELP)
 @click.argument("tree", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
               help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` in [tool.porter].")

@@ -20,6 +20,16 @@ def test_dash_h_is_help_on_porter_and_every_subcommand(command):
     assert short.output == long.output and "-h, --help" in short.output
 
 
+# report's command takes -h from the group only (porter/commands/report.py is not part of this change).
+@pytest.mark.parametrize("name", [n for n in main.list_commands(None) if n != "report"])
+def test_dash_h_also_on_a_command_run_on_its_own(name):
+    """click keeps a command's help option from the first context that asks: a command run on
+    its own first (as tests do) must not lose -h for the rest of the process."""
+    command = main.get_command(None, name)
+    assert CliRunner().invoke(command, ["-h"]).exit_code == 0
+    assert _run(name, "-h").exit_code == 0
+
+
 def _tree(tmp_path, config: str = ""):
     src = tmp_path / "repo"
     src.mkdir()

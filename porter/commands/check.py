@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from porter.commands.options import (
+    HELP,
     NO_TARGET,
     cache_options,
     checked_version,
@@ -29,7 +30,7 @@ from porter.core.terminal import printable
 from porter.rules import TARGETS, RuleError
 
 
-@click.command("check")
+@click.command("check", context_settings=HELP)
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
               help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` of the configuration.")
@@ -111,7 +112,7 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
     sys.exit(0 if code == 1 and exit_zero else code)
 
 
-@click.command("config")
+@click.command("config", context_settings=HELP)
 @click.argument("path", required=False, type=click.Path(exists=True, path_type=Path))
 @click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Read this configuration file instead of looking for one.")
@@ -159,7 +160,7 @@ def _rendered(report, fmt: str, verbosity: int) -> tuple[str, bool]:
     return report.render(fmt, color, verbosity >= 0), color
 
 
-@click.command("ops")
+@click.command("ops", context_settings=HELP)
 @click.argument("name")
 @click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
               help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` of the configuration.")

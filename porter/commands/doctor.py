@@ -7,11 +7,11 @@ import sys
 
 import click
 
-from porter.commands.options import FiniteFloatRange
+from porter.commands.options import HELP, FiniteFloatRange
 from porter.rules import TARGETS
 
 
-@click.command("doctor")
+@click.command("doctor", context_settings=HELP)
 @click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
               help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: mlu where torch_mlu imports, "
                    "hip where torch is a ROCm build.")

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from porter.commands.options import HELP
+
 EMULATE_TARGETS = ("mlu",)
 
 
@@ -24,7 +26,7 @@ def _checked(version: str | None) -> str | None:
     return version
 
 
-@click.command("run", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.command("run", context_settings={**HELP, "ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--emulate", type=click.Choice(EMULATE_TARGETS), required=True, help="The device to emulate on the CPU.")
 @click.option("--devices", type=click.IntRange(1, 16), default=None, help="Cards the emulated machine has (default 1, or as many as MLU_VISIBLE_DEVICES names); MLU_VISIBLE_DEVICES selects among them.")
 @click.option("--target-version", "version", default=None, help="torch_mlu line whose API list torch.mlu exposes (default: the newest).")
@@ -41,7 +43,7 @@ def run_cmd(emulate: str, devices: int | None, version: str | None, cmd: tuple[s
     sys.exit(code)
 
 
-@click.command("verify")
+@click.command("verify", context_settings=HELP)
 @click.argument("out", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "github")), default="text", show_default=True)
 @click.option("--fail-on", type=click.Choice(("error", "warning")), default="error", show_default=True, help="Lowest severity that makes verify fail (exit 1).")

@@ -8,6 +8,11 @@ import click
 
 from porter.rules import TARGETS
 
+# -h as well as --help. Set on the group and on each command: click keeps a command's help
+# option from the first context that asks, and a command run on its own (a test) has no group.
+HELP = {"help_option_names": ["-h", "--help"]}
+
+
 class FiniteFloatRange(click.FloatRange):
     """A FloatRange that refuses nan and inf, which every comparison of a range lets through."""
 
