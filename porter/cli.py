@@ -238,7 +238,7 @@ def rules_cmd(code: str | None, target: str | None, config: Path | None, isolate
     if code is None:
         for t in targets:
             for rule in (*sets[t].rules, *runtime_rules(t)):
-                click.echo(f"{rule.code}  {t:<3}  {rule.name:<36} {rule.summary}")
+                click.echo(printable(f"{rule.code}  {t:<3}  {rule.name:<36} {rule.summary}"))  # a project's own too
         sys.exit(2 if problems else 0)
     every = [(t, r) for t in targets for r in (*sets[t].rules, *runtime_rules(t))]
     found = [(t, r) for t, r in every if r.code == code.upper()]
@@ -248,22 +248,25 @@ def rules_cmd(code: str | None, target: str | None, config: Path | None, isolate
         hint = did_you_mean(closest_codes(code, {r.code for _, r in every}))
         raise click.UsageError(f"no rule {code}; {hint + ' ' if hint else ''}see `porter rules` for the list")
     for t, rule in found:
-        click.echo(f"{rule.code} {rule.name} [{t}]  (kind {rule.kind}, severity {rule.severity}, fix {rule.applicability})")
-        click.echo(f"\n  What it does: {rule.summary}")
-        click.echo(f"  Why: {rule.why}")
-        if rule.fix:
-            click.echo(f"  Fix: {rule.fix}")
-        if rule.suggestion:
-            click.echo(f"  Suggestion: {rule.suggestion}")
-        if rule.versions:
-            click.echo(f"  For torch_mlu: {', '.join(rule.versions)}")
-        for api, source in rule.api_sources.items():
-            click.echo(f"  {api} (not in the vendor's API list): {source}")
-        for ex in rule.examples:
-            where = f" (in {ex.file})" if ex.file else ""
-            click.echo(f"\n  Example{where}:\n" + _indented(ex.setup + "\n" + ex.before if ex.setup else ex.before))
-            click.echo("  becomes:\n" + _indented(ex.after) if ex.after is not None else "  is reported, not changed")
-        click.echo("")
+        click.echo(printable(_explained(t, rule), lines=True))  # a project's rule is the project's text
+
+
+def _explained(target: str, rule) -> str:
+    out = [f"{rule.code} {rule.name} [{target}]  (kind {rule.kind}, severity {rule.severity}, fix {rule.applicability})",
+           f"\n  What it does: {rule.summary}", f"  Why: {rule.why}"]
+    if rule.fix:
+        out.append(f"  Fix: {rule.fix}")
+    if rule.suggestion:
+        out.append(f"  Suggestion: {rule.suggestion}")
+    if rule.versions:
+        out.append(f"  For torch_mlu: {', '.join(rule.versions)}")
+    for api, source in rule.api_sources.items():
+        out.append(f"  {api} (not in the vendor's API list): {source}")
+    for ex in rule.examples:
+        where = f" (in {ex.file})" if ex.file else ""
+        out.append(f"\n  Example{where}:\n" + _indented(ex.setup + "\n" + ex.before if ex.setup else ex.before))
+        out.append("  becomes:\n" + _indented(ex.after) if ex.after is not None else "  is reported, not changed")
+    return "\n".join(out) + "\n"
 
 
 def _indented(text: str) -> str:

@@ -178,3 +178,29 @@ def test_printable_escapes_controls_undecodable_bytes_and_direction_overrides():
     assert printable("caf\udce9.py") == "caf\\xe9.py"  # a Latin-1 byte, as surrogateescape keeps it
     assert printable("x\u202ey\x9b") == "x\\u202ey\\x9b"
     assert printable("plain/ünïcode.py") == "plain/ünïcode.py"
+
+
+def test_a_projects_rule_text_is_escaped_in_porter_rules_and_settings(tmp_path, monkeypatch):
+    (tmp_path / "porter_rules").mkdir()
+    (tmp_path / "porter_rules" / "house.toml").write_text('''
+[[rule]]
+code = "PRT801"
+name = "house-rule"
+kind = "qualified-name"
+summary = "Sets the title\\u001b]0;owned\\u0007 of your terminal"
+why = "Two lines\\nof why."
+severity = "error"
+applicability = "manual"
+match = ["mylib.cuda_kernels.fused_adam"]
+examples = [{ before = "opt = fused_adam(params)" }]
+''')
+    (tmp_path / "porter.toml").write_text('target = "mlu"\nrules = ["porter_rules/*.toml"]\nexclude = ["\\u001b[31m"]\n')
+    monkeypatch.chdir(tmp_path)
+    listed, explained = _run("rules"), _run("rules", "PRT801")
+    settings = _run("config", str(tmp_path))
+    assert "title\\x1b]0;owned\\x07 of" in listed.output and "title\\x1b]0;owned\\x07 of" in explained.output
+    assert "  Why: Two lines\nof why." in explained.output  # line breaks of a text are kept
+    assert 'exclude = ["\\u001b[31m"]' in settings.output  # JSON's escape
+    for result in (listed, explained, settings):
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output and "\x07" not in result.output

@@ -86,8 +86,8 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
                        baseline=None if write_baseline is not None else settings.baseline)
     verbosity = -1 if quiet else 1 if verbose else 0
     if verbose:
-        click.echo(f"porter: settings: {settings.config.label if settings.config else 'no configuration file'}; "
-                   f"target {settings.target} {settings.target_version or ''}".rstrip(), err=True)
+        click.echo(printable(f"porter: settings: {settings.config.label if settings.config else 'no configuration file'}; "
+                             f"target {settings.target} {settings.target_version or ''}".rstrip()), err=True)
     if no_cache:  # nothing in the user cache either (parsed rule files, compiled templates)
         from porter.core.datafiles import disable_user_cache
 

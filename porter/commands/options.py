@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from porter.core.terminal import printable
 from porter.rules import TARGETS
 
 # -h as well as --help. Set on the group and on each command: click keeps a command's help
@@ -111,4 +112,4 @@ def settings_text(settings, start: Path) -> str:
         else:
             text = json.dumps(value)
         lines.append(f"{key} = {text}".ljust(48) + f"  # {source}")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines), lines=True) + "\n"  # a path or pattern may hold anything

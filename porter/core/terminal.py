@@ -27,6 +27,9 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
-def printable(text: str) -> str:
-    """`text` with every control character, undecodable byte and direction override escaped."""
+def printable(text: str, lines: bool = False) -> str:
+    """`text` with every control character, undecodable byte and direction override escaped
+    (with `lines`, line breaks kept: text of several lines)."""
+    if lines:
+        return "\n".join(_UNPRINTABLE.sub(_escape, line) for line in text.split("\n"))
     return _UNPRINTABLE.sub(_escape, text)
