@@ -105,16 +105,19 @@ def test_a_broken_module_gets_the_whole_parse_error(monkeypatch):
 def test_verification_in_pieces_answers_as_the_whole(monkeypatch):
     monkeypatch.setattr(pieces, "PIECE_CHARS", 500)
     good = _TRAPS * 20 + _synthetic(20_000)
-    assert pieces.compiles_in_pieces(good, "m.py")
+    assert pieces.parses_in_pieces(good, "m.py")
     assert analyze.parse_problem(good, "m.py") is None
-    # What only the compiler refuses, in a piece: the whole decides, and it parses.
-    assert not pieces.compiles_in_pieces(good + "return 1\n" + good, "m.py")
+    # What only the compiler refuses parses (the answer is about parsing), in pieces or whole
+    assert pieces.parses_in_pieces(good + "return 1\n" + good, "m.py")
     assert analyze.parse_problem(good + "return 1\n" + good, "m.py") is None
+    # What the scopes refuse: the whole decides, and it parses
+    assert not pieces.parses_in_pieces(good + "nonlocal x\n" + good, "m.py")
+    assert analyze.parse_problem(good + "nonlocal x\n" + good, "m.py") is None
     broken = good + "def f(:\n" + good
     assert analyze.parse_problem(broken, "m.py").startswith("does not parse: ")
     # barry_as_FLUFL can change what `!=` means to the parser: the whole is asked
     flufl = "from __future__ import barry_as_FLUFL\n" + good + "x = 1 != 2\n"
-    assert not pieces.compiles_in_pieces(flufl, "m.py")
+    assert not pieces.parses_in_pieces(flufl, "m.py")
     in_pieces = analyze.parse_problem(flufl, "m.py")
     monkeypatch.setattr(pieces, "PIECE_CHARS", len(flufl))
     assert in_pieces == analyze.parse_problem(flufl, "m.py")
@@ -124,20 +127,22 @@ def test_a_large_module_is_never_handed_whole_to_the_parser_or_the_compiler(monk
     monkeypatch.setattr(pieces, "PIECE_CHARS", 4096)
     text = _synthetic(200_000)
     longest: list[int] = [0]
-    real_parse, real_compile = analyze._parse_whole, compile
+    real_parse = analyze._parse_whole
 
     def parse_whole(source, path):
         longest[0] = max(longest[0], len(source.lstrip("\n")))
         return real_parse(source, path)
 
-    def compile_counted(source, *args, **kwargs):
-        if isinstance(source, str):
-            longest[0] = max(longest[0], len(source))
-        return real_compile(source, *args, **kwargs)
+    def counted(real):
+        def call(source, *args, **kwargs):
+            if isinstance(source, str):
+                longest[0] = max(longest[0], len(source))
+            return real(source, *args, **kwargs)
+        return call
 
     monkeypatch.setattr(analyze, "_parse_whole", parse_whole)
-    monkeypatch.setattr(pieces, "compile", compile_counted, raising=False)
-    monkeypatch.setattr(analyze, "compile", compile_counted, raising=False)
+    monkeypatch.setattr(pieces.symtable, "symtable", counted(pieces.symtable.symtable))
+    monkeypatch.setattr(analyze, "compile", counted(compile), raising=False)
     result = convert_bytes("big.py", text.encode(), ActiveRules(load_rules("mlu"), Selection()))[1]
     assert result.status == "changed" and len(result.edits) > 100
     assert 0 < longest[0] < 3 * 4096  # a piece, or two joined: never the 200 KB module

@@ -216,11 +216,11 @@ def parse_problem(text: str, path: str) -> str | None:
     two thirds of the memory of `ast.parse`, whose Python objects nothing reads here. Only
     what the compiler refuses is parsed, for the answer `parse` gives: the compiler also
     refuses what parses (`return` outside a function), which never kept a file unchanged.
-    A very large text is compiled in pieces first (porter/python/pieces.py: the compiler's
-    time and memory grow faster than the text); if they all compile, the whole parses."""
+    A very large text is parsed in pieces first (porter/python/pieces.py: the compiler's
+    time and memory grow faster than the text); if they all parse, the whole does."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if pieces.compiles_in_pieces(text, path):
+        if pieces.parses_in_pieces(text, path):
             return None
         try:
             compile(text, path, "exec", dont_inherit=True)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
+import symtable
 from collections.abc import Callable
 
 PIECE_CHARS = 1 << 20  # about a megabyte of code per piece; a module up to twice that is parsed whole
@@ -99,17 +100,20 @@ def parse(text: str, path: str, parse_whole: Callable[[str, str], ast.Module]) -
     return ast.Module(body=body, type_ignores=[])
 
 
-def compiles_in_pieces(text: str, path: str) -> bool:
-    """True if every piece of `text` compiles (so the whole parses); False when they do not
-    tell (the text is small, or a piece does not compile however far it is joined)."""
+def parses_in_pieces(text: str, path: str) -> bool:
+    """True if every piece of `text` parses (so the whole does); False when they do not tell
+    (the text is small, or a piece does not parse however far it is joined).
+
+    Each piece goes through `symtable`: CPython's parser and its scopes, without the Python
+    tree `ast.parse` builds or the code the compiler makes (4 MB: 1.3 s against 2.3 s)."""
     size = PIECE_CHARS
     if len(text) <= 2 * size:
         return False
 
     def takes(piece: str, lines_before: int) -> bool:
         try:
-            compile(piece, path, "exec", dont_inherit=True)
-        except Exception:  # also what the compiler alone refuses: the whole check decides
+            symtable.symtable(piece, path, "exec")
+        except Exception:  # also what only the scopes refuse (nonlocal at module level): the whole decides
             return False
         return True
 
