@@ -45,11 +45,12 @@ def line_ending(text: str, offset: int) -> str:
     that text inserted on a new line ends like the file's own lines; "\n" when that line
     has none (the last line)."""
     newline = text.find("\n", offset)
-    cr = text.find("\r", offset)
-    if cr != -1 and (newline == -1 or cr < newline - 1):
-        return "\r"  # a file (or line) that ends lines with CR alone
     if newline == -1:
-        return "\n"
+        return "\r" if text.find("\r", offset) != -1 else "\n"
+    # A CR before the line's own end, searched for up to there only: a search to the end of
+    # the text at every call cost a 16 MB module 1.1 s over its 946 dispatch chains.
+    if newline - 1 > offset and text.find("\r", offset, newline - 1) != -1:
+        return "\r"  # a file (or line) that ends lines with CR alone
     return "\r\n" if newline > 0 and text[newline - 1] == "\r" else "\n"
 
 
