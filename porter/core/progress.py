@@ -110,8 +110,12 @@ class _Tally:
         self.done = self.total = 0
         self.drawn = float("-inf")
         self.read_end, self.write_end = os.pipe()
-        os.set_blocking(self.read_end, False)
-        os.set_blocking(self.write_end, False)  # a worker never waits on the line being drawn
+        try:
+            os.set_blocking(self.read_end, False)
+            os.set_blocking(self.write_end, False)  # a worker never waits on the line being drawn
+        except OSError:  # pipes that cannot be (Windows before 3.12): no workers forked there either
+            self.close()
+            self.read_end = self.write_end = -1
 
     def expect(self, total: int) -> None:
         self._drain()
@@ -133,7 +137,7 @@ class _Tally:
             self.progress.count(self.what, min(self.done, self.total), self.total)
 
     def _drain(self) -> None:
-        while True:
+        while self.read_end >= 0:
             try:
                 got = os.read(self.read_end, 65536)
             except BlockingIOError:
@@ -143,8 +147,9 @@ class _Tally:
             self.done += len(got)
 
     def close(self) -> None:
-        os.close(self.read_end)
-        os.close(self.write_end)
+        for end in (self.read_end, self.write_end):
+            if end >= 0:
+                os.close(end)
 
 
 _WATCHING: list[_Tally] = []  # at most one: the command's
@@ -170,7 +175,7 @@ def watching(progress: Progress, what: str = "files") -> Iterator[Progress]:
 def counted(work: Callable[[T], R], total: int) -> Callable[[T], R]:
     """`work` that also counts each task it finishes, when a command is watching; else
     `work` itself. Called by the engine before it hands out `total` tasks."""
-    if not _WATCHING:
+    if not _WATCHING or _WATCHING[0].owner != os.getpid():  # none, or a forked step's own work
         return work
     tally = _WATCHING[0]
     tally.expect(total)
