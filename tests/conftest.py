@@ -27,10 +27,10 @@ def _private_cache_dir(tmp_path_factory):
         os.environ["XDG_CACHE_HOME"] = saved
 
 
-# LLaMA-Factory's source as the package index has it (its sdist: src/llamafactory, setup.py,
-# requirements.txt; no examples/ or data/): the checks on a real repository run in a clone
+# LLaMA-Factory's source as the package index has it (the 0.9.5 sdist holds the repository:
+# src/, examples/, data/, docker/, scripts/): the checks on a real repository run in a clone
 # without fetched code in the project. PORTER_LF names a checkout to use instead.
-LLAMA_FACTORY_SDIST = "llamafactory==0.9.3"
+LLAMA_FACTORY_SDIST = "llamafactory==0.9.5"
 
 
 @pytest.fixture(scope="session")

@@ -257,21 +257,22 @@ def test_detect_layout_needs_the_entry_point(tmp_path):
     assert detect_layout(tmp_path / "b") is None
 
 
-# Real LLaMA-Factory checkouts (fetched code never ships with porter): set PORTER_LF to a
-# current one and PORTER_LF060 to a 0.6.0 one (its llmtuner layout) to run these.
-_CHECKOUTS = [("PORTER_LF", "llamafactory"), ("PORTER_LF060", "llmtuner")]
+# Real LLaMA-Factory trees (fetched code never ships with porter): the current layout from the
+# package index's source (tests/conftest.py, or PORTER_LF), the 0.6.0 llmtuner layout from a
+# checkout named by PORTER_LF060 (the index has no source tree of it: its sdist does not build).
+def test_detect_layout_on_a_real_tree(llama_factory):
+    assert detect_layout(llama_factory) == "llamafactory"
 
 
-def _checkout(variable: str) -> Path:
-    path = os.environ.get(variable)
+def _lf060() -> Path:
+    path = os.environ.get("PORTER_LF060")
     if not path or not Path(path, "src").is_dir():
-        pytest.skip(f"set {variable} to a LLaMA-Factory checkout")
+        pytest.skip("needs a LLaMA-Factory 0.6.0 checkout in PORTER_LF060: the package index has no source tree of it")
     return Path(path)
 
 
-@pytest.mark.parametrize("variable,expected", _CHECKOUTS)
-def test_detect_layout_on_real_checkouts(variable, expected):
-    assert detect_layout(_checkout(variable)) == expected
+def test_detect_layout_on_a_real_060_checkout():
+    assert detect_layout(_lf060()) == "llmtuner"
 
 
 def test_unknown_target():
@@ -407,11 +408,11 @@ def test_model_type_table_names_templates_the_current_version_has():
     assert {template for _, _, template in MODEL_TYPE_TEMPLATES} <= known
 
 
-@pytest.mark.parametrize("variable,layout", _CHECKOUTS)
-def test_template_table_of_real_checkouts(variable, layout):
-    path = _checkout(variable)
+@pytest.mark.parametrize("layout", ["llamafactory", "llmtuner"])
+def test_template_table_of_real_trees(request, layout):
     from porter.lora.lf_templates import template_table
 
+    path = request.getfixturevalue("llama_factory") if layout == "llamafactory" else _lf060()
     table = template_table(path, layout)
     qwen = {"llamafactory": "qwen2-7b-instruct", "llmtuner": "qwen1.5-7b-chat"}[layout]  # each version's own
     assert table["by_name"][qwen] == "qwen"

@@ -169,9 +169,8 @@ def test_hostile_source_is_inert(browser, tmp_path):
     assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
 
 
-@pytest.mark.skipif(not os.environ.get("PORTER_LF"), reason="set PORTER_LF to a LLaMA-Factory checkout to check a large port")
-def test_large_port_stays_usable(browser, tmp_path):
-    report, page = _report(Path(os.environ["PORTER_LF"]), tmp_path)
+def test_large_port_stays_usable(browser, tmp_path, llama_factory):
+    report, page = _report(llama_factory, tmp_path)
     assert page.stat().st_size < 5 * 2**20
     browser.get_log("browser")
     browser.get(page.as_uri())
