@@ -61,7 +61,7 @@ _KEYS: dict[str, tuple[Any, str]] = {
     "exclude": (_list_of_str, "a list of glob patterns"),
     "extend-exclude": (_list_of_str, "a list of glob patterns"),
     "respect-gitignore": (lambda v: isinstance(v, bool), "true or false"),
-    "baseline": (lambda v: isinstance(v, str), "a path"),
+    "baseline": (lambda v: isinstance(v, str) and v.strip() != "", "a path (a non-empty string)"),
     "fail-on": (lambda v: v in FAIL_ON, "\"error\" or \"warning\""),
     "rules": (_list_of_str, "a list of paths or glob patterns of rule files"),
     "codemods": (_list_of_str, "a list of paths or glob patterns of codemod files (.py)"),

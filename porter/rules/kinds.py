@@ -42,6 +42,7 @@ class Field:
     choices: tuple[str, ...] = ()  # for a list: each item; for a dict: each value; for a str: itself
     keys_in: tuple[str, ...] = ()  # for a dict: each key
     rule_of_kind: str | None = None  # a str that names another rule (by code) of this kind
+    regex: bool = False  # for a list: each item is a regular expression (compiled when the rules load)
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ def _f(typ: type, **kw) -> Field:
 
 
 _LIST, _STR, _DICT, _BOOL = _f(list), _f(str), _f(dict), _f(bool)
+_REGEXES = _f(list, regex=True)
 
 # The Python kinds (porter/python/kinds/, in the order their finalizers must run: guards
 # decide which edits stay before imports are added), then the op scan, then other file types.
@@ -107,7 +109,7 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     # `once_per_line`: those on one line are (the torch family in one `pip install`);
     # `once_per_tree`: the same advice about the environment in many files is one (porter/engine/folding.py).
     KindSchema(REQUIREMENT_STRING, {"on": _f(str, choices=REQUIREMENT_OUTCOMES)},
-               {"url_patterns": _LIST, "once_per_file": _BOOL, "once_per_subject": _BOOL, "once_per_tree": _BOOL,
+               {"url_patterns": _REGEXES, "once_per_file": _BOOL, "once_per_subject": _BOOL, "once_per_tree": _BOOL,
                 "once_per_line": _BOOL},
                example_file="requirements.txt"),
     # `kernel_modules`: kernel languages and other vendors' stacks; `extension_suffixes`: how a compiled CUDA
@@ -138,7 +140,7 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     KindSchema("shell-command", {"commands": _LIST}, {"probes": _LIST, "once_per_folder": _BOOL}, example_file="run.sh"),
     KindSchema("shell-launcher-flag", {"launchers": _LIST, "flags": _LIST}, {"values": _LIST}, example_file="run.sh"),
     KindSchema("shell-env-setup", {"launchers": _LIST, "markers": _LIST}, example_file="run.sh"),
-    KindSchema("container-image", {"image_patterns": _LIST}, example_file="Dockerfile"),
+    KindSchema("container-image", {"image_patterns": _REGEXES}, example_file="Dockerfile"),
     # Either `from_rule` (an env-var rule whose names and renames apply) or its own `names`.
     # `once_per_file` (as for shell scripts): a block of NCCL tuning variables is one thing to drop.
     KindSchema("container-env-var", {}, {"from_rule": _f(str, rule_of_kind="env-var"), "names": _LIST,

@@ -55,6 +55,20 @@ def _check_choices(path: Path, where: str, key: str, value: Any, spec: Field) ->
         items = value if isinstance(value, list) else [value]
     if spec.choices:
         fail([v for v in items if v not in spec.choices], spec.choices)
+    if spec.regex:
+        _check_regexes(path, where, key, items)
+
+
+def _check_regexes(path: Path, where: str, key: str, items: list) -> None:
+    """Each item a regular expression that compiles: a bad one is an error naming the rule and
+    what `re` says, when the rules load, not a crash in the middle of a run."""
+    for item in items:
+        if not isinstance(item, str):
+            raise RuleError(f"{path}: {where}: key '{key}' must hold strings (regular expressions), got {item!r}")
+        try:
+            re.compile(item)
+        except re.error as exc:
+            raise RuleError(f"{path}: {where}: key '{key}': {item!r} is not a valid regular expression: {exc}") from None
 
 
 def parse_rule(path: Path, index: int, table: dict[str, Any], target: str) -> Rule:
