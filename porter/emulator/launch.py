@@ -41,4 +41,13 @@ def run(cmd: list[str], devices: int | None = None, version: str | None = None, 
         proc = subprocess.run(cmd, env=environment(devices, version), cwd=cwd)
     except FileNotFoundError:
         raise EmulatorError(f"command not found: {cmd[0]}") from None
+    except OSError as exc:  # not executable, a folder, not a program (no #! line, not a binary)
+        raise EmulatorError(f"cannot run {cmd[0]}: {exc.strerror or exc}{_hint(cmd[0])}") from None
     return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
+
+
+def _hint(program: str) -> str:
+    """What to do about a command the system would not start: a Python file is run by python."""
+    if program.endswith(".py"):
+        return f" (run it with its interpreter: porter run --emulate mlu -- python {program})"
+    return " (name an executable program, or run the file with its interpreter)"

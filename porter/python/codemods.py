@@ -62,7 +62,9 @@ def _run(path: str, text: str, index: LineIndex, rule: Rule) -> list[Finding]:
         again = _transform(rule, path, new)  # the idempotence check: its own output again
     except CodemodProblem as exc:
         return error(f"cannot run: {exc}")
-    except Exception as exc:  # the user's code: reported for this file, never a stop
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the user's code (sys.exit too): reported for this file, never a stop
         return error(f"raised on this file: {type(exc).__name__}: {exc}; the file is left to porter's rules")
     if again is not None and again != new:
         line = next((n for n, (a, b) in enumerate(zip(new.splitlines(), again.splitlines()), 1) if a != b),

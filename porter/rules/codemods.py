@@ -68,6 +68,8 @@ def codemod_module(path: str, digest: str) -> object:
         spec.loader.exec_module(module)
     except BaseException as exc:  # whatever the user's file raises, SystemExit included
         del sys.modules[name]
+        if isinstance(exc, KeyboardInterrupt):  # the user's ^C stops porter, not the file
+            raise
         raise CodemodProblem(path, f"cannot be imported: {type(exc).__name__}: {exc}") from exc
     return module
 
