@@ -191,10 +191,14 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
 
         os.close(open_dir_beneath(place.root, place.rel))
     removed: list[str] = []
+    journal = None
     if opts.in_place:
-        from porter.engine.output import remove_stale_temporaries
+        from porter.engine.output import InPlaceJournal
 
-        removed = remove_stale_temporaries(src)
+        # Only temporaries a killed run's record proves porter's are removed (never a
+        # user's file that merely looks like one).
+        journal = InPlaceJournal(place.root, place.rel, src)
+        removed = journal.remove_stale()
     exclude = out.resolve() if out is not None and not opts.in_place else None
     # OUT is written while the files are converted: every file as it is in SRC, by a forked
     # process; the converted ones are written over their copies afterwards.
@@ -203,7 +207,6 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
         writer.start_copy(exclude)
     from porter.engine.cache import ResultCache
     from porter.lora.render import render_lora
-    from porter.engine.output import write_in_place
     from porter.engine.parallel import side_by_side
     from porter.reports.json_report import build_report
     from porter.reports.write import report_steps
@@ -227,7 +230,7 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
         writer.keep_dir_modes([r.path for r in run.results])
         failures = writer.failures
     else:
-        failures = write_in_place(run)
+        failures = _rewrite_src(run, journal)
     # A file SRC would not let porter read cannot be copied either: it is failed already,
     # with the reason that matters (it was never porter's to write).
     unread = {r.path for r in run.results if r.status == "failed" and (r.reason or "").startswith("cannot read")}
@@ -268,6 +271,20 @@ def _constraints_step(src: Path, opts: ConvertOptions, report: dict, place: Repo
     text = render_constraints(rows, opts.target, opts.version)
     rel = f"{place.rel}/{name}" if place.rel else name
     return partial(write_beneath, place.root, rel, text.encode("utf-8"))
+
+
+def _rewrite_src(run: RunResult, journal) -> dict[str, str]:
+    """Write the changed files into SRC (--in-place), recorded in the journal meanwhile (a
+    run killed while writing leaves temporaries the next run can prove porter's)."""
+    from porter.engine.output import write_in_place
+
+    if not any(r.new_bytes is not None for r in run.results):
+        return {}
+    token = journal.begin()
+    try:
+        return write_in_place(run, token)
+    finally:
+        journal.end()
 
 
 def _mark_not_written(run: RunResult, failures: dict[str, str]) -> None:

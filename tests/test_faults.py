@@ -717,7 +717,7 @@ def test_in_place_write_refused_is_a_failure(tmp_path, monkeypatch):
 
     src = _repo(tmp_path)
 
-    def refuse(path, data):
+    def refuse(path, data, *args):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
 
     monkeypatch.setattr(output, "atomic_write", refuse)
@@ -823,24 +823,53 @@ def _dead_pid() -> int:
     pytest.skip("no free pid found")
 
 
+# A porter killed while it rewrites SRC: in the rename of its first temporary file.
+_KILLED_IN_PLACE = """
+import os, signal, sys
+real = os.replace
+def replace(a, b, *args, **kwargs):
+    if str(a).endswith(".porter-tmp") and str(b).endswith("a.py"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(a, b, *args, **kwargs)
+os.replace = replace
+from porter.cli import main
+main(sys.argv[1:])
+"""
+
+
 def test_in_place_rerun_removes_only_porters_stale_temporaries(tmp_path):
     src = _repo(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", _KILLED_IN_PLACE, "convert", str(src), "--target", "mlu",
+                           "--in-place", "--jobs", "1"], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          capture_output=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    (left,) = [p for p in (src / "pkg").iterdir() if p.name.endswith(".porter-tmp")]
     dead = _dead_pid()
-    stale = src / "pkg" / f".a.py.{dead}.porter-tmp"
-    stale.write_text("half")
-    alive = src / "pkg" / f".a.py.{os.getpid()}.porter-tmp"  # a live process: maybe another porter
-    alive.write_text("live")
-    users = [src / "pkg" / ".a.py.porter-tmp", src / "pkg" / f".a.py.{dead}.porter-tmp.bak",
-             src / f"a.py.{dead}.porter-tmp"]
+    # The user's files, some named exactly as porter's temporaries were before the run token.
+    users = [src / ".data.csv.4000000.porter-tmp", src / "pkg" / f".a.py.{dead}.porter-tmp",
+             src / "pkg" / ".a.py.porter-tmp", src / "pkg" / f".a.py.{dead}.porter-tmp.bak",
+             src / f"a.py.{dead}.porter-tmp", src / "pkg" / left.name.replace(".porter-tmp", "0.porter-tmp")]
     for path in users:
         path.write_text("mine")
     code, _, err = _porter("convert", str(src), "--target", "mlu", "--in-place")
     assert code == 0, err
-    assert not stale.exists()
-    assert alive.read_text() == "live"
+    assert not left.exists() and "removed 1 temporary file" in err
+    assert "x.mlu()" in (src / "pkg" / "a.py").read_text()
     for path in users:
-        assert path.read_text() == "mine"
-    assert "removed 1 temporary file" in err
+        assert path.read_text() == "mine", path
+    assert not (tmp_path / "repo_porter_report" / ".porter-in-place.json").exists()  # the record is gone too
+
+
+def test_in_place_never_writes_over_a_file_at_its_temporary_name(tmp_path, monkeypatch):
+    from porter.core import files
+
+    src = _repo(tmp_path)
+    monkeypatch.setattr(files, "run_token", lambda: "0" * 16)
+    theirs = src / "pkg" / files.temporary_name("a.py", "0" * 16)
+    theirs.write_text("mine")
+    result = _run("convert", str(src), "--target", "mlu", "--in-place", "--no-cache")
+    assert result.exit_code == 2 and "pkg/a.py: not written" in result.output
+    assert theirs.read_text() == "mine" and (src / "pkg" / "a.py").read_text() == CUDA
 
 
 def test_no_cache_writes_nothing_to_the_user_cache(tmp_path):

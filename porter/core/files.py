@@ -12,19 +12,29 @@ import stat
 from pathlib import Path
 
 
-def write_atomically(path: Path, data: bytes, *, mode: int | None = None, durable: bool = False) -> None:
+def write_atomically(path: Path, data: bytes, *, mode: int | None = None, durable: bool = False,
+                     token: str | None = None) -> None:
     """Write `data` to a temporary file beside `path`, then rename it over `path`.
 
     A reader, or a crash at any moment, sees the old file or the new one, never half of one.
-    The temporary name is this process's own (no other live process has its pid) and is
-    never followed if something put a link there. `durable` also syncs the data to disk
-    before the rename (the user's own files); `mode` sets the new file's permissions.
-    Raises OSError naming `path`; the temporary file is removed on failure.
+    The temporary name is this process's own (no other live process has its pid; `token`, a
+    run's random token, makes it one that a record of the run can prove porter's: see
+    porter/engine/output.InPlaceJournal) and is created anew: whatever is already at that
+    name (a file of the user's, a link) is neither written, followed nor removed. `durable`
+    also syncs the data to disk before the rename (the user's own files); `mode` sets the
+    new file's permissions. Raises OSError naming `path`; the temporary file is removed on
+    failure.
     """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.porter-tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    tmp = path.with_name(temporary_name(path.name, token))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(tmp, flags, 0o600 if mode is None else mode)
+    except FileExistsError:
+        raise OSError(errno.EEXIST, f"something is at porter's temporary name {tmp.name} already; "
+                                    "it is not porter's to write over", str(path)) from None
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             if durable:
@@ -45,6 +55,20 @@ def write_atomically(path: Path, data: bytes, *, mode: int | None = None, durabl
 # --- porter's own outputs: written beneath a root, never through a link -------------------
 
 TEMP_SUFFIX = ".porter-tmp"
+
+
+def temporary_name(name: str, token: str | None = None) -> str:
+    """The name of porter's temporary file for `name`: `.NAME.<pid>.porter-tmp`, or with a
+    run's token `.NAME.<pid>.<token>.porter-tmp`."""
+    return f".{name}.{os.getpid()}.{token}{TEMP_SUFFIX}" if token else f".{name}.{os.getpid()}{TEMP_SUFFIX}"
+
+
+def run_token() -> str:
+    """A random token for this run's temporary names (16 hex digits: no file of the user's
+    has it by chance)."""
+    import secrets
+
+    return secrets.token_hex(8)
 
 
 class LinkRefused(OSError):

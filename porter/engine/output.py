@@ -9,12 +9,12 @@ OUT is refused.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from porter.core.files import (TEMP_SUFFIX, copy_new_file, inside, plain_rel, refuse_linked_folder, stale_temporary,
-                                write_atomically)
+from porter.core.files import TEMP_SUFFIX, copy_new_file, inside, plain_rel, refuse_linked_folder, write_atomically
 from porter.engine.parallel import ForkedMap
 from porter.core.tree import walk
 
@@ -236,9 +236,10 @@ class TreeWriter:
                 continue  # the folder's files are written; its mode is the default one
 
 
-def write_in_place(run: RunResult) -> dict[str, str]:
+def write_in_place(run: RunResult, token: str | None = None) -> dict[str, str]:
     """Replace each changed file of SRC atomically, keeping its mode; {path: why} for each
-    file that could not be written (it is left as it was)."""
+    file that could not be written (it is left as it was). `token`: the run's token, in the
+    name of each temporary file (InPlaceJournal)."""
     failures: dict[str, str] = {}
     for result in run.results:
         if result.new_bytes is None:
@@ -248,34 +249,105 @@ def write_in_place(run: RunResult) -> dict[str, str]:
             continue
         path = run.src / result.path
         try:
-            atomic_write(path, result.new_bytes)
+            atomic_write(path, result.new_bytes, token)
         except OSError as exc:
             failures[result.path] = f"not written: {exc.strerror}"
     return failures
 
 
-def remove_stale_temporaries(src: Path) -> list[str]:
-    """Remove the temporary files (`.NAME.<pid>.porter-tmp`) an in-place run left in SRC when
-    it was killed: only porter's, only of processes that are gone. Returns their paths."""
-    removed = []
-    for entry in walk(src):
-        folder, _, name = entry.rel.rpartition("/")
-        if entry.is_symlink or not name.endswith(TEMP_SUFFIX):
-            continue
-        base = f"{src}/{folder}" if folder else str(src)
-        if stale_temporary(base, name):
+class InPlaceJournal:
+    """What proves a temporary file in SRC is porter's: the record an in-place run keeps in
+    its report folder (`.porter-in-place.json`) of its pid and random token, written before
+    it rewrites SRC and taken out when it is done. A run killed meanwhile leaves the record,
+    and temporaries named `.NAME.<pid>.<token>.porter-tmp`; the next in-place run of the same
+    SRC (same report folder) removes those (only regular files, only of a process that is
+    gone) and their record. A file that merely looks like porter's temporary
+    (`.data.csv.4000000.porter-tmp`) is the user's: never removed."""
+
+    NAME = ".porter-in-place.json"
+
+    def __init__(self, root: Path, rel: str, src: Path) -> None:
+        self.root, self.rel = root, f"{rel}/{self.NAME}" if rel else self.NAME
+        self.src = os.path.abspath(src)
+        self.token: str | None = None
+
+    def _entries(self) -> list[dict]:
+        import json
+
+        try:
+            with open(f"{self.root}/{self.rel}", "rb") as fh:  # porter's own folder, checked when the place was chosen
+                data = json.loads(fh.read())
+        except (OSError, ValueError):
+            return []
+        if not isinstance(data, list):
+            return []
+        return [e for e in data if isinstance(e, dict) and isinstance(e.get("pid"), int)
+                and isinstance(e.get("token"), str) and re.fullmatch(r"[0-9a-f]{16}", e["token"])
+                and isinstance(e.get("src"), str)]
+
+    def _save(self, entries: list[dict]) -> None:
+        import json
+
+        from porter.core.files import remove_beneath, write_beneath
+
+        if entries:
+            write_beneath(self.root, self.rel, json.dumps(entries).encode("utf-8"))
+        else:
+            remove_beneath(self.root, self.rel)
+
+    def remove_stale(self) -> list[str]:
+        """Remove the temporaries that killed in-place runs of this SRC left, as their record
+        names them; returns their paths."""
+        entries = self._entries()
+        gone = [e for e in entries if e["src"] == self.src and not _alive(e["pid"])]
+        if not gone:
+            return []
+        names = re.compile("|".join(rf"\A\..+\.{e['pid']}\.{e['token']}{re.escape(TEMP_SUFFIX)}\Z" for e in gone), re.S)
+        removed = []
+        for entry in walk(self.src):
+            name = entry.rel.rpartition("/")[2]
+            if entry.is_symlink or entry.skipped or not names.match(name):
+                continue
             try:
-                os.unlink(f"{base}/{name}")
-                removed.append(entry.rel)
+                if stat.S_ISREG(os.lstat(f"{self.src}/{entry.rel}").st_mode):
+                    os.unlink(f"{self.src}/{entry.rel}")
+                    removed.append(entry.rel)
             except OSError:
                 pass
-    return removed
+        self._save([e for e in entries if e not in gone])
+        return removed
+
+    def begin(self) -> str:
+        """Record this run (before SRC is rewritten); returns the token for its temporaries."""
+        from porter.core.files import run_token
+
+        self.token = run_token()
+        self._save([*self._entries(), {"src": self.src, "pid": os.getpid(), "token": self.token}])
+        return self.token
+
+    def end(self) -> None:
+        """Take this run's record out: its temporaries are renamed or removed by now."""
+        if self.token is not None:
+            self._save([e for e in self._entries() if e.get("token") != self.token])
+            self.token = None
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's live process, or not a pid: not proven gone
+    return True
+
+
+def atomic_write(path: Path, data: bytes, token: str | None = None) -> None:
     """Replace one of the user's files: atomically, synced to disk, keeping its mode."""
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
-    write_atomically(path, data, mode=mode, durable=True)
+    write_atomically(path, data, mode=mode, durable=True, token=token)
 
 
 def _remove(path: Path) -> None:
