@@ -15,7 +15,7 @@ from porter.core.edits import Found, fix
 from porter.core.model import Edit, Finding
 from porter.core.suppress import suppressions
 from porter.core.textio import LineIndex
-from porter.python.analyze import parse, parse_problem, rule_findings, word_screen
+from porter.python.analyze import collector_paused, parse, parse_problem, rule_findings, word_screen
 from porter.python.context import FileContext
 from porter.rules import ActiveRules, Rule
 
@@ -65,6 +65,21 @@ def convert_snippet(path: str, text: str, rules: ActiveRules) -> Snippet | None:
     """Run the Python rules over `text`. None when it is not Python 3 (or the edits would break it)."""
     if not word_screen(rules).search(text):
         return Snippet((), (), None)
+    # The syntax tree, the most a large notebook holds, is gone before the edits are applied.
+    with collector_paused():
+        analysed = _findings(path, text, rules)
+    if analysed is None:
+        return None
+    findings, index = analysed
+    fixed = fix(Found(text, findings, str.encode, "python", lambda new: parse_problem(new, path), index))
+    if fixed.refused:
+        return None
+    kept = tuple((index.starts[f.line - 1] + f.col - 1, f) for f in fixed.findings)
+    return Snippet(fixed.applied, kept, fixed.new_text)
+
+
+def _findings(path: str, text: str, rules: ActiveRules) -> tuple[list[Finding], LineIndex] | None:
+    """The findings of the Python rules in `text` and its line index; None when it does not parse."""
     try:
         tree = parse(text, path)
     except (SyntaxError, ValueError):
@@ -73,12 +88,7 @@ def convert_snippet(path: str, text: str, rules: ActiveRules) -> Snippet | None:
                             rules.kept_constants)
     findings = rule_findings(ctx, rules, suppressions(text, "python"))
     inserters = {r.code: r for r in rules.of_kind("import-insert")}
-    findings = _place_imports(text, tree, findings, inserters)
-    fixed = fix(Found(text, findings, str.encode, "python", lambda new: parse_problem(new, path), ctx.index))
-    if fixed.refused:
-        return None
-    kept = tuple((ctx.index.starts[f.line - 1] + f.col - 1, f) for f in fixed.findings)
-    return Snippet(fixed.applied, kept, fixed.new_text)
+    return _place_imports(text, tree, findings, inserters), ctx.index
 
 
 def moved(finding: Finding, path: str, line: int, col: int) -> Finding:
