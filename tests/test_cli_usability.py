@@ -174,6 +174,22 @@ def test_escape_sequences_in_file_names_never_reach_the_terminal(tmp_path):
         assert "\x1b" not in output and "\x07" not in output
 
 
+def test_escape_sequences_in_file_names_never_reach_github_logs_or_porter_reports_messages(tmp_path):
+    """GitHub's log viewer obeys ANSI escapes as a terminal does; porter report names paths."""
+    src = tmp_path / "repo"
+    src.mkdir()
+    (src / f"{ESC_NAME}.py").write_text("import torch\nx = torch.cuda.current_device()\n")
+    annotated = _run("check", str(src), "--target", "mlu", "--isolated", "--no-cache", "--format", "github", "--exit-zero")
+    assert "/evil\\x1b[31m\\x1b]0;title\\x07.py,line=2" in annotated.output, annotated.output
+    assert "\x1b" not in annotated.output and "\x07" not in annotated.output
+    folder = tmp_path / f"out{ESC_NAME}"
+    folder.mkdir()
+    (folder / "report.json").write_text("{}")
+    rendered = _run("report", str(folder))
+    assert rendered.exit_code == 2 and f"out{ESC_NAME}" not in rendered.output
+    assert "outevil\\x1b[31m" in rendered.output
+
+
 def test_printable_escapes_controls_undecodable_bytes_and_direction_overrides():
     from porter.core.terminal import printable
 

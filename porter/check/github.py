@@ -7,6 +7,7 @@ summary says when more were found than the page will show.
 from __future__ import annotations
 
 from porter.check.shown import Shown
+from porter.core.terminal import printable
 from porter.check.text import summary_lines
 
 _COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -15,8 +16,9 @@ GITHUB_LIMIT = 10
 
 
 def escape_data(value: str) -> str:
-    """Escape a command's message, as the runner's toolkit does."""
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape a command's message, as the runner's toolkit does; other control characters
+    (a file named with a terminal escape) as text, since GitHub's log viewer obeys them."""
+    return printable(value.replace("%", "%25").replace("\r", "%0D"), lines=True).replace("\n", "%0A")
 
 
 def escape_property(value: str) -> str:

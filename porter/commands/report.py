@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from porter.core.files import describe, write_atomically
+from porter.core.terminal import printable
 from porter.reports.html import render_html
 from porter.reports.markdown import render_markdown
 
@@ -58,16 +59,16 @@ def report(report_json: Path, fmt: str, output: Path | None) -> None:
     try:
         patch = patch_path.read_bytes() if patch_path.is_file() else None
     except OSError as exc:
-        click.echo(f"porter: error: {describe(exc)}", err=True)
+        click.echo(printable(f"porter: error: {describe(exc)}"), err=True)
         sys.exit(2)
     try:
         text = render(load_report(path), fmt, patch)
     except ValueError as exc:
-        click.echo(f"porter: {exc}", err=True)
+        click.echo(printable(f"porter: {exc}"), err=True)
         sys.exit(2)
     except (KeyError, TypeError, AttributeError) as exc:
         # A hand-edited or truncated report: say what is wrong rather than a traceback.
-        click.echo(f"porter: {path} is not a complete report.json ({type(exc).__name__}: {exc})", err=True)
+        click.echo(printable(f"porter: {path} is not a complete report.json ({type(exc).__name__}: {exc})"), err=True)
         sys.exit(2)
     if output is not None and str(output) == "-":
         click.echo(text, nl=False)
@@ -78,7 +79,7 @@ def report(report_json: Path, fmt: str, output: Path | None) -> None:
         # never written through. A missing folder is an error, not made: -o names a file.
         write_atomically(target, text.encode("utf-8", "backslashreplace"))
     except OSError as exc:
-        click.echo(f"porter: error: {describe(exc if exc.filename else OSError(exc.errno, exc.strerror, str(target)))}",
+        click.echo(printable(f"porter: error: {describe(exc if exc.filename else OSError(exc.errno, exc.strerror, str(target)))}"),
                    err=True)
         sys.exit(2)
-    click.echo(f"porter: wrote {target}")
+    click.echo(printable(f"porter: wrote {target}"))
