@@ -188,6 +188,13 @@ def _said(done, src: Path, verbosity: int) -> int:
     if done.removed_temporaries:
         click.echo(printable(f"porter: removed {len(done.removed_temporaries)} temporary file(s) an interrupted run "
                              f"left in {src}"), err=True)
+    if done.removed_stale:  # --force: OUT is what a fresh run makes, where porter can prove it
+        click.echo(printable(f"porter: removed {len(done.removed_stale)} file(s) porter's earlier run wrote in "
+                             f"{done.out} that SRC no longer has"), err=True)
+    if done.unknown_in_out:
+        first = ", ".join(done.unknown_in_out[:3]) + (", ..." if len(done.unknown_in_out) > 3 else "")
+        click.echo(printable(f"porter: warning: {len(done.unknown_in_out)} file(s) in {done.out} that porter did not "
+                             f"write are kept as they are: {first}"), err=True)
     if verbosity >= 0:
         shown = ("error", "warning", "info") if verbosity > 0 else ("error", "warning")
         left = [f for r in done.run.results for f in r.findings if f.severity in shown]

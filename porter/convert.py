@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from porter.core.fileset import FileSelection
 from porter.core.tree import LORA_DIR, REPORT_DIR, REPORT_FILES, porters_own
-from porter.engine.output import DestinationError, TreeWriter, check_destination, default_out
+from porter.engine.output import DestinationError, TreeWriter, check_destination, default_out, earlier_outputs
 
 if TYPE_CHECKING:
     from porter.engine.runner import RunResult
@@ -165,6 +165,10 @@ class Converted:
     place: ReportPlace | None = None
     not_written: dict[str, str] | None = None
     removed_temporaries: tuple[str, ...] = ()
+    # --force into porter's earlier OUT: the files of the earlier run this one did not write
+    # (removed), and the files of OUT neither run wrote (kept: the user's).
+    removed_stale: tuple[str, ...] = ()
+    unknown_in_out: tuple[str, ...] = ()
 
     def __iter__(self):  # `run, report, out = convert(...)`, as before
         return iter((self.run, self.report, self.out))
@@ -184,6 +188,8 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
         out = opts.out or default_out(src, opts.target)
         check_destination(src, out, opts.force)
         place = report_place(src, out, opts)
+    # What porter's earlier run wrote into OUT, read before this run writes its report there.
+    earlier = earlier_outputs(out) if opts.force and out is not None and not opts.in_place else set()
     if place is not None and (opts.in_place or opts.report_dir is not None):
         # The report folder is made now: one that cannot be made (a read-only parent) stops
         # the run before SRC is rewritten, not after.
@@ -229,8 +235,10 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
         writer.links(run.symlinks)
         writer.keep_dir_modes([r.path for r in run.results])
         failures = writer.failures
+        stale, unknown = writer.settle(earlier, set(run.symlinks) - set(failures), _porters_folders(out, place))
     else:
         failures = _rewrite_src(run, journal)
+        stale, unknown = [], []
     # A file SRC would not let porter read cannot be copied either: it is failed already,
     # with the reason that matters (it was never porter's to write).
     unread = {r.path for r in run.results if r.status == "failed" and (r.reason or "").startswith("cannot read")}
@@ -252,7 +260,18 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     for folder in (place.report_dir, place.lora_dir):  # what a killed run's writer left there
         if not folder.is_symlink():
             remove_stale_temporaries_in(folder)
-    return Converted(run, report, out, place, failures, tuple(removed))
+    return Converted(run, report, out, place, failures, tuple(removed), tuple(stale), tuple(unknown))
+
+
+def _porters_folders(out: Path, place: ReportPlace) -> set[str]:
+    """The top-level names of OUT that this run's report and LoRA folders are (or are in)."""
+    names = set()
+    for folder in (place.report_dir, place.lora_dir):
+        try:
+            names.add(folder.resolve().relative_to(out.resolve()).parts[0])
+        except (ValueError, IndexError):
+            pass
+    return names
 
 
 def _constraints_step(src: Path, opts: ConvertOptions, report: dict, place: ReportPlace) -> Callable[[], None]:

@@ -142,3 +142,56 @@ def test_verify_json_is_never_written_through_a_linked_porter_report(tmp_path):
     (out / "porter_report").unlink()
     assert write_report(VerifyResult(out, "mlu", None)) == out / "porter_report" / "verify.json"
     assert json.loads((out / "porter_report" / "verify.json").read_text())["target"] == "mlu"
+
+
+# --- convert --force: a rerun's OUT is what a fresh run makes, where porter can prove it ----
+
+
+def test_force_rerun_removes_what_porters_earlier_run_wrote_and_src_no_longer_has(tmp_path):
+    src, out = _repo(tmp_path), tmp_path / "out"
+    (src / "old").mkdir()
+    (src / "old" / "gone.py").write_text(CUDA)
+    (src / "kept").mkdir()
+    (src / "kept" / "gone.txt").write_text("x\n")
+    (src / "ignored.log").write_text("log\n")
+    (src / ".gitignore").write_text("*.log\n")
+    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(out))
+    assert code == 0, err
+    (src / "old" / "gone.py").unlink()
+    (src / "old").rmdir()
+    (src / "kept" / "gone.txt").unlink()
+    (src / "ignored.log").unlink()
+    (out / "kept" / "mine.txt").write_text("the user's\n")  # beside a file porter wrote
+    (out / "notes.md").write_text("the user's\n")
+    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(out), "--force")
+    assert code == 0, err
+    assert "removed 3 file(s) porter's earlier run wrote" in err
+    assert not (out / "old").exists()  # emptied by the removal: gone too, as in a fresh run
+    assert not (out / "kept" / "gone.txt").exists() and not (out / "ignored.log").exists()
+    assert (out / "kept" / "mine.txt").read_text() == "the user's\n"
+    assert (out / "notes.md").read_text() == "the user's\n"
+    assert "2 file(s)" in err and "kept as they are: kept/mine.txt, notes.md" in err
+    fresh = tmp_path / "fresh"
+    assert _porter("convert", str(src), "--target", "mlu", "-o", str(fresh))[0] == 0
+    ours = {k[len(str(out)):]: v for k, v in _snapshot(out).items() if "porter_" not in k}
+    theirs = {k[len(str(fresh)):]: v for k, v in _snapshot(fresh).items() if "porter_" not in k}
+    assert {k: v for k, v in ours.items() if k not in ("/kept", "/kept/mine.txt", "/notes.md")} == theirs
+
+
+def test_force_never_removes_what_an_earlier_report_names_outside_out(tmp_path):
+    """The earlier report is untrusted input: a path of it that leads out of OUT, or through
+    a link in OUT, is never removed."""
+    src, out, elsewhere = _repo(tmp_path), tmp_path / "out", tmp_path / "elsewhere"
+    assert _porter("convert", str(src), "--target", "mlu", "-o", str(out))[0] == 0
+    elsewhere.mkdir()
+    (elsewhere / "x.py").write_text("theirs\n")
+    (tmp_path / "outside.py").write_text("theirs\n")
+    (out / "linked").symlink_to(elsewhere, target_is_directory=True)
+    report = json.loads((out / "porter_report" / "report.json").read_text())
+    report["files"] += [{"path": p, "kind": "python", "status": "unchanged"}
+                        for p in ("../outside.py", "linked/x.py", "/etc/hostname", "pkg")]
+    (out / "porter_report" / "report.json").write_text(json.dumps(report))
+    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(out), "--force")
+    assert code == 0, err
+    assert (tmp_path / "outside.py").read_text() == "theirs\n" and (elsewhere / "x.py").read_text() == "theirs\n"
+    assert (out / "pkg" / "a.py").is_file() and "removed" not in err

@@ -294,6 +294,41 @@ def remove_beneath(root: Path, rel: str) -> None:
         os.close(dfd)
 
 
+def remove_file_beneath(root: Path, rel: str) -> bool:
+    """Remove the file or link `root/rel` (`rel` untrusted: it must be plain, and no link on
+    the way is followed; a folder is never removed), then the folders above it that this
+    leaves empty, up to `root`. Nothing is made. True when it removed the file."""
+    if not plain_rel(rel):
+        return False
+    folder, _, name = rel.rpartition("/")
+    try:
+        dfd = open_dir_beneath(root, folder, create=False)
+    except OSError:  # the folder is gone, or is a link: nothing of porter's to remove there
+        return False
+    try:
+        if stat.S_ISDIR(os.lstat(name, dir_fd=dfd).st_mode):
+            return False
+        os.unlink(name, dir_fd=dfd)
+    except OSError:
+        return False
+    finally:
+        os.close(dfd)
+    while folder:
+        parent, _, last = folder.rpartition("/")
+        try:
+            pfd = open_dir_beneath(root, parent, create=False)
+        except OSError:
+            break
+        try:
+            os.rmdir(last, dir_fd=pfd)
+        except OSError:  # not empty (or not removable): the folders above are not empty either
+            break
+        finally:
+            os.close(pfd)
+        folder = parent
+    return True
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -214,6 +214,22 @@ class TreeWriter:
         except OSError as exc:
             return f"not written: {exc.strerror}"
 
+    def settle(self, earlier: set[str], written_links: set[str], porters: set[str]) -> tuple[list[str], list[str]]:
+        """Make OUT what a fresh run would have made, where porter can prove it: remove each
+        file of `earlier` (what porter's earlier run wrote there, `earlier_outputs`) that this
+        run did not write (SRC no longer has it). Any other file of OUT this run did not write
+        is not porter's to remove: listed, kept. `porters`: top-level names of OUT that are
+        this run's report and LoRA folders. Returns (removed, unknown), sorted."""
+        if self.fresh:
+            return [], []
+        from porter.core.files import remove_file_beneath
+
+        written = self.copied | written_links | set(self.failures)  # a file not written now keeps its old copy
+        removed = sorted(rel for rel in earlier - written if remove_file_beneath(self.out, rel))
+        unknown = sorted(e.rel for e in walk(self.out) if e.skipped is None and e.failed is None
+                         and e.rel not in written and e.rel.split("/", 1)[0] not in porters)
+        return removed, unknown
+
     def keep_dir_modes(self, rels: list[str]) -> None:
         """Give each folder of OUT that holds files of SRC the mode of SRC's folder (0700
         stays 0700), deepest first, so a read-only folder is closed after its files."""
@@ -234,6 +250,31 @@ class TreeWriter:
                     os.chmod(dest, mode)
             except OSError:
                 continue  # the folder's files are written; its mode is the default one
+
+
+def earlier_outputs(out: Path) -> set[str]:
+    """The files porter's earlier run wrote into OUT, as that run's report there
+    (OUT/porter_report/report.json, when porter wrote it) lists them: each converted, copied
+    or skipped-but-copied file (a pipeline's skip: too large, too complex) and each file the
+    selection left out (copied as it is). The report is untrusted input: only plain paths
+    inside OUT, none of porter's own output folders."""
+    import json
+
+    from porter.core.tree import LORA_DIR, REPORT_DIR, porters_own
+
+    folder = out / REPORT_DIR
+    if folder.is_symlink() or not porters_own(str(folder), REPORT_DIR):
+        return set()
+    try:
+        report = json.loads((folder / "report.json").read_bytes())
+        files, left_out = report.get("files", []), report.get("left_out", {}).get("paths", [])
+        written = {f["path"] for f in files if isinstance(f, dict) and isinstance(f.get("path"), str)
+                   and (f.get("status") in ("changed", "unchanged") or (f.get("status") == "skipped" and f.get("kind") != "other"))}
+        written |= {p["path"] for p in left_out if isinstance(p, dict) and isinstance(p.get("path"), str)
+                    and not p["path"].endswith("/")}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return set()
+    return {rel for rel in written if plain_rel(rel) and rel.split("/", 1)[0] not in (REPORT_DIR, LORA_DIR)}
 
 
 def write_in_place(run: RunResult, token: str | None = None) -> dict[str, str]:
