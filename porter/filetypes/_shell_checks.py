@@ -25,9 +25,10 @@ from porter.rules import ActiveRules, Rule
 
 
 # Commands whose `--key value` flags are training arguments (HF Trainer / LLaMA-Factory, TRL,
-# axolotl and LitGPT fields: their command lines take a config's keys as flags).
+# axolotl, LitGPT and ms-swift fields: their command lines take a config's keys as flags;
+# ms-swift's are `swift sft ...` and `megatron sft ...`, ~200 flags in its examples).
 TRAINERS = frozenset({"python", "torchrun", "deepspeed", "accelerate launch", "llamafactory-cli", "lmf",
-                      "trl", "axolotl", "litgpt"})
+                      "trl", "axolotl", "litgpt", "swift", "megatron"})
 _DOTLIST = frozenset({"llamafactory-cli", "lmf"})  # also take `key=value` words (OmegaConf)
 # Commands that start another command on every rank or host (`mpirun -n 128 ... python train.py --flag`):
 # the training command's flags are read from where it starts.
