@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from porter.core.fileset import FileSelection
-from porter.core.tree import LORA_DIR, REPORT_DIR, REPORT_FILES, porters_own
+from porter.core.tree import LORA_DIR, LORA_FILES, REPORT_DIR, REPORT_FILES, porters_own
 from porter.engine.output import DestinationError, TreeWriter, check_destination, default_out, earlier_outputs
 
 if TYPE_CHECKING:
@@ -257,9 +257,10 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     finish_report()
     from porter.core.files import remove_stale_temporaries_in
 
-    for folder in (place.report_dir, place.lora_dir):  # what a killed run's writer left there
+    # What a killed run's writer left there: temporaries of the files porter writes there only.
+    for folder, written in ((place.report_dir, REPORT_FILES), (place.lora_dir, LORA_FILES)):
         if not folder.is_symlink():
-            remove_stale_temporaries_in(folder)
+            remove_stale_temporaries_in(folder, written)
     return Converted(run, report, out, place, failures, tuple(removed), tuple(stale), tuple(unknown))
 
 

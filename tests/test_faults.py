@@ -888,3 +888,16 @@ def test_check_no_cache_writes_nothing_to_the_user_cache(tmp_path):
                            env={"XDG_CACHE_HOME": str(cache)})
     assert code == 0, err
     assert list(cache.rglob("*")) == []
+
+
+def test_report_dir_keeps_the_users_files_that_look_like_porters_temporaries(tmp_path):
+    src, rep = _repo(tmp_path), tmp_path / "rep"
+    rep.mkdir()
+    dead = _dead_pid()
+    theirs = [rep / f".notes.md.{dead}.porter-tmp", rep / ".data.csv.4000000.porter-tmp"]
+    for path in theirs:
+        path.write_text("mine")
+    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "o"), "--report-dir", str(rep))
+    assert code == 0, err
+    for path in theirs:
+        assert path.read_text() == "mine"

@@ -9,6 +9,7 @@ import errno
 import os
 import re
 import stat
+from collections.abc import Collection
 from pathlib import Path
 
 
@@ -335,15 +336,18 @@ def _umask() -> int:
     return mask
 
 
-def remove_stale_temporaries_in(folder: Path) -> None:
-    """Remove the temporary files porter's killed writers left in one of porter's own output
-    folders (not below it; only porter's names, only of processes that are gone)."""
+def remove_stale_temporaries_in(folder: Path, written: Collection[str]) -> None:
+    """Remove the temporary files porter's killed writers left in one of porter's output
+    folders (not below it), for the files porter writes there (`written`: a --report-dir
+    folder may hold the user's files too, and `.notes.4000000.porter-tmp` is one of them),
+    only of processes that are gone."""
     try:
         names = [n for n in os.listdir(folder) if n.endswith(TEMP_SUFFIX)]
     except OSError:
         return
     for name in names:
-        if stale_temporary(str(folder), name):
+        m = _STALE.match(name)
+        if m is not None and m.group(1) in written and stale_temporary(str(folder), name):
             try:
                 os.unlink(folder / name)
             except OSError:

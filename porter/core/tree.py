@@ -138,7 +138,7 @@ def porters_own(path: str, name: str) -> bool:
         except OSError:
             return False
         return b'"schema_version"' in head and b'"porter_version"' in head
-    if not names or not names <= _LORA_FILES:
+    if not names or not names <= LORA_FILES:
         return False
     # each of the rendered files there says porter rendered it (a killed run may have
     # written only some of them)
@@ -152,4 +152,5 @@ def porters_own(path: str, name: str) -> bool:
     return bool(names & {"train_lora.py", "run_lora.sh", "README.md"})
 
 
-_LORA_FILES = frozenset({"train_lora.py", "run_lora.sh", "README.md", "ds_config.json", "ds_config_zero3.json", "llamafactory"})
+# What porter writes into porter_lora/ (porter/lora/render.py).
+LORA_FILES = frozenset({"train_lora.py", "run_lora.sh", "README.md", "ds_config.json", "ds_config_zero3.json", "llamafactory"})
