@@ -67,6 +67,9 @@ class Patterns:
     def __init__(self, lines: list[str], source: str | None = None) -> None:
         self.lines = [collapse_stars(line) for line in lines]
         self.source = source  # the .gitignore file the lines are from, for the warning of a bad one
+        for number, line in enumerate(self.lines, 1):
+            if line.rstrip() == "!":  # no path reaches pathspec for it (the screen finds none): said now
+                _warn_skipped(source, number, line, ValueError("a `!` with no pattern"))
         screens = [s for s in map(screen_regex, self.lines) if s is not None]
         # One start for all: `(?:^|/)` once, then the alternatives (each tried only where a
         # segment starts), and the anchored ones at the start of the path.
@@ -233,6 +236,8 @@ def screen_regex(line: str) -> tuple[bool, str] | None:
         return None
     if line.startswith("!"):
         line = line[1:]
+        if not line:
+            return None  # `!` alone is no pattern (git skips it; Patterns.spec warns)
     if line.endswith("/"):
         line = line.rstrip("/")
         if not line:
