@@ -14,8 +14,8 @@ may still lie inside a string or brackets; then the piece before it does not par
 and it is joined to the next. A piece that parses alone ends its tokens clean (no open
 string, bracket or continuation), and the next starts a statement at column 0, which no
 statement of the piece before can take as its own (only `else`/`elif`/`except`/`finally`
-and indented `case` continue one, and those do not parse alone): so the whole parses if
-and only if every piece does, to their statements one after another. Each piece is parsed
+and indented `case` continue one, and those do not parse alone): so when every piece
+parses, the whole does, to their statements one after another. Each piece is parsed
 after as many blank lines as come before it, so positions are the whole text's. Whatever
 does not fit this (a piece that will not parse however far it is joined, a module using
 `from __future__ import barry_as_FLUFL`, which can change what `!=` means to the parser) goes to
