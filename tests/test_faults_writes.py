@@ -195,3 +195,18 @@ def test_force_never_removes_what_an_earlier_report_names_outside_out(tmp_path):
     assert code == 0, err
     assert (tmp_path / "outside.py").read_text() == "theirs\n" and (elsewhere / "x.py").read_text() == "theirs\n"
     assert (out / "pkg" / "a.py").is_file() and "removed" not in err
+
+
+def test_force_rerun_into_a_verified_out_still_knows_porters_files(tmp_path):
+    """`porter verify OUT` adds verify.json to porter_report: the folder stays porter's, and
+    the earlier run's files are still proven porter's."""
+    from porter.verify.report import write_report
+    from porter.verify.run import VerifyResult
+
+    src, out = _repo(tmp_path), tmp_path / "out"
+    assert _porter("convert", str(src), "--target", "mlu", "-o", str(out))[0] == 0
+    write_report(VerifyResult(out, "mlu", None))
+    (src / "plain.txt").unlink()
+    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(out), "--force")
+    assert code == 0, err
+    assert not (out / "plain.txt").exists() and "removed 1 file(s)" in err and "warning" not in err

@@ -15,6 +15,8 @@ LORA_DIR = "porter_lora"
 
 
 # requirements-<target>.txt: the pip constraints file for the target (porter/filetypes/constraints.py).
+# What `porter verify OUT` adds to OUT/porter_report (porter/verify/report.py): still porter's folder.
+VERIFY_FILES = frozenset({"verify.json"})
 REPORT_FILES = frozenset({"changes.patch", "report.json", "report.md", "report.html",
                           "requirements-mlu.txt", "requirements-hip.txt"})
 
@@ -130,7 +132,7 @@ def porters_own(path: str, name: str) -> bool:
     except OSError:
         return False
     if name == REPORT_DIR:
-        if "report.json" not in names or not names <= REPORT_FILES:
+        if "report.json" not in names or not names <= REPORT_FILES | VERIFY_FILES:
             return False
         try:
             with open(f"{path}/report.json", "rb") as fh:
