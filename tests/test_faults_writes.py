@@ -76,15 +76,16 @@ def test_tree_index_listing_with_a_path_out_of_the_tree_is_walked_again(tmp_path
     from porter.engine.tree_index import TreeIndex
 
     src, cache = _repo(tmp_path), tmp_path / "cache"
+    (src / "linked").symlink_to(tmp_path, target_is_directory=True)  # a real walk never goes through it
     index = TreeIndex(cache, src)
     chosen = FileSelection().matcher(src)
     index.listing(chosen, None)
-    for bad in ("../escape.py", "/etc/passwd", "pkg/../../x.py", "", "pkg//a.py"):
+    for bad in ("../escape.py", "/etc/passwd", "pkg/../../x.py", "", "pkg//a.py", "linked/repo/pkg/a.py"):
         for listing in index.listings.values():
             listing["entries"].append([bad, False, None, None])
         index.trusted_before = time.time_ns() + 60 * 10**9
         rels = [e.rel for e in index.listing(FileSelection().matcher(src), None)]
-        assert sorted(rels) == ["pkg/a.py", "plain.txt"], bad
+        assert sorted(rels) == ["linked", "pkg/a.py", "plain.txt"], bad
 
 
 @pytest.mark.parametrize("rel", ["../escape.py", "/abs.py", "a/../../b.py", "a/./b.py", ""])

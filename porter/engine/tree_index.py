@@ -82,8 +82,11 @@ class TreeIndex:
             try:
                 entries = [Entry(rel, bool(link), skipped, failed) for rel, link, skipped, failed in stored["entries"]]
                 # The index is untrusted input: a path of it that would lead out of the tree
-                # (`../x.py`, `/etc/x`) makes the whole listing void, and the tree is walked.
-                if all(isinstance(e.rel, str) and plain_rel(e.rel) for e in entries):
+                # (`../x.py`, `/etc/x`, or through a link: its folder is not one the walk
+                # listed) makes the whole listing void, and the tree is walked.
+                listed = stored.get("dirs", {})
+                if all(isinstance(e.rel, str) and plain_rel(e.rel) and e.rel.rpartition("/")[0] in listed
+                       for e in entries):
                     chosen.left_out = LeftOut.from_plain(stored.get("left_out"))  # what the walk would have left out
                     return entries
             except (KeyError, TypeError, ValueError):
