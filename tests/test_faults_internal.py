@@ -141,7 +141,7 @@ def test_codemod_that_calls_sys_exit_is_that_rules_failure_and_the_run_goes_on(t
 # --- 11. porter run of a file the system will not start ---------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["not-executable", "not-a-program", "folder"])
+@pytest.mark.parametrize("kind", ["not-executable", "not-a-program", "folder", "missing-interpreter"])
 def test_run_of_a_file_that_cannot_be_started_is_one_line(tmp_path, monkeypatch, kind):
     from porter.emulator import launch
 
@@ -151,7 +151,8 @@ def test_run_of_a_file_that_cannot_be_started_is_one_line(tmp_path, monkeypatch,
         target = tmp_path / "folder"
         target.mkdir()
     else:
-        target.write_text("print('hi')\n" if kind == "not-executable" else "\x00\x01binary data\n")
+        target.write_text({"not-executable": "print('hi')\n", "not-a-program": "\x00\x01binary data\n",
+                           "missing-interpreter": "#!/no/such/python\nprint('hi')\n"}[kind])
         target.chmod(0o644 if kind == "not-executable" else 0o755)
     result = CliRunner().invoke(main, ["run", "--emulate", "mlu", "--", str(target)])
     assert result.exit_code == 2, result.output

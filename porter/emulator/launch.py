@@ -3,6 +3,7 @@ emulated torch_mlu on the path. No torch in porter's own process."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -40,6 +41,9 @@ def run(cmd: list[str], devices: int | None = None, version: str | None = None, 
     try:
         proc = subprocess.run(cmd, env=environment(devices, version), cwd=cwd)
     except FileNotFoundError:
+        if "/" in cmd[0] and os.path.isfile(cmd[0]):  # the file is there: what its #! line names is not
+            raise EmulatorError(f"cannot run {cmd[0]}: the interpreter its #! line names is not found"
+                                f"{_hint(cmd[0])}") from None
         raise EmulatorError(f"command not found: {cmd[0]}") from None
     except OSError as exc:  # not executable, a folder, not a program (no #! line, not a binary)
         raise EmulatorError(f"cannot run {cmd[0]}: {exc.strerror or exc}{_hint(cmd[0])}") from None
