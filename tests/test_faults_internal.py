@@ -208,3 +208,27 @@ def test_linear_regex_keeps_the_verdicts():
         old, new = re.compile(regex), re.compile(linear_regex(regex))
         assert [bool(old.search(p)) for p in paths] == [bool(new.search(p)) for p in paths], regex
     assert "(?>" in linear_regex(regexes[0]) and linear_regex(r"^a[^/]*b$") == r"^a[^/]*b$"
+
+
+def test_codemod_class_whose_attribute_exits_is_a_problem_of_its_file(tmp_path):
+    pytest.importorskip("libcst")
+    src = tmp_path / "proj"
+    (src / "rules").mkdir(parents=True)
+    (src / "rules" / "odd.py").write_text(textwrap.dedent('''
+        import sys
+        from libcst.codemod import VisitorBasedCodemodCommand
+
+        class Meta(type(VisitorBasedCodemodCommand)):
+            def __getattr__(cls, name):
+                sys.exit("no " + name)
+
+        class Exits(VisitorBasedCodemodCommand, metaclass=Meta):
+            CODE = "PRT816"
+            DESCRIPTION = "exits when asked its names"
+    '''))
+    (src / "porter.toml").write_text('target = "mlu"\ncodemods = ["rules/*.py"]\n')
+    (src / "good.py").write_text(CUDA)
+    rc, _, err = _porter("convert", str(src), "-o", str(tmp_path / "out"), "--no-cache")
+    assert rc == 1 and "Traceback" not in err and "internal error" not in err, err
+    assert "Exits: cannot be read: SystemExit: no NAMES" in err
+    assert "x.mlu()" in (tmp_path / "out" / "good.py").read_text()

@@ -152,11 +152,21 @@ def load_codemods(paths: tuple[Path, ...], target: str, taken: dict[str, str],
         except CodemodProblem as exc:
             problems.append((exc.path, exc.why))
             continue
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # the user's code (a metaclass, sys.exit): a problem of the file
+            problems.append((str(path), f"cannot be read: {type(exc).__name__}: {exc}"))
+            continue
         for cls in classes:
             try:
                 rule = _rule(path, file_hash, cls, target)
             except CodemodProblem as exc:
                 problems.append((exc.path, exc.why))
+                continue
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # an attribute the user's class computes raised
+                problems.append((str(path), f"{cls.__name__}: cannot be read: {type(exc).__name__}: {exc}"))
                 continue
             if rule is None:
                 continue
