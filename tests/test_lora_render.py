@@ -456,3 +456,18 @@ def test_rendered_script_keeps_the_trainers_bar_on_a_terminal_and_shows_tokenizi
     loops = [n for n in ast.walk(load) if isinstance(n, ast.For)]
     assert any(isinstance(loop.iter, ast.Call) and ast.unparse(loop.iter.func) == "tqdm" for loop in loops)
     assert "sys.stderr.isatty()" in ast.unparse(next(n for n in tree.body if getattr(n, "name", "") == "bars_shown"))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_hub_kernels_are_off_where_the_kernels_library_lacks_the_device(tmp_path, target):
+    """transformers 5.25+ kernelizes every model with Hugging Face's `kernels`, which has no
+    "mlu" device (model.train(): "Unsupported device type 'mlu'"): the mlu script turns hub
+    kernels off before transformers is imported, unless the user chose; ROCm's "cuda" is known."""
+    files = {f.relpath: f.text for f in plan_lora(make_tree(tmp_path / "t", None), "porter_lora", target)}
+    body = ast.parse(files["train_lora.py"]).body
+    setting = [i for i, n in enumerate(body) if ast.unparse(n) == "os.environ.setdefault('USE_HUB_KERNELS', '0')"]
+    imports = [i for i, n in enumerate(body) if isinstance(n, ast.Import) and n.names[0].name == "transformers"]
+    if target == "mlu":
+        assert len(setting) == 1 and setting[0] < imports[0]
+    else:
+        assert setting == []

@@ -51,10 +51,18 @@ class TargetFacts:
     """What a transformers Trainer (LLaMA-Factory) needs on this target, if anything."""
     bf16_arch_prefixes: tuple[str, ...] = ()
     """ROCm ``gcnArchName`` prefixes with native bf16; empty where the runtime check is trusted."""
+    hub_kernels_know_device: bool = True
+    """Whether Hugging Face's `kernels` library takes this device type. transformers 5.25 made
+    it a dependency and kernelizes every model it loads by default; `model.train()` then fails
+    on a device it does not list (kernels 0.19: cpu, cuda, mps, neuron, npu, rocm, tpu, xpu):
+    "ValueError: Unsupported device type 'mlu'". Where False, the entry point turns hub
+    kernels off (USE_HUB_KERNELS=0, transformers/integrations/hub_kernels.py) unless the
+    user set the variable."""
 
 
 MLU = TargetFacts(
     name="mlu",
+    hub_kernels_know_device=False,
     display_name="Cambricon MLU (torch_mlu)",
     device_type="mlu",
     device_module="mlu",
