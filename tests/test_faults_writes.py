@@ -211,3 +211,5 @@ def test_force_rerun_into_a_verified_out_still_knows_porters_files(tmp_path):
     code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(out), "--force")
     assert code == 0, err
     assert not (out / "plain.txt").exists() and "removed 1 file(s)" in err and "warning" not in err
+    # verify.json described the earlier tree: gone with it, until porter verify runs again.
+    assert not (out / "porter_report" / "verify.json").exists()

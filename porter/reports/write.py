@@ -40,7 +40,7 @@ def write_reports(report: dict, patch: bytes, root: Path, rel: str, cache_dir: P
 def report_steps(report: dict, patch: bytes, root: Path, rel: str,
                  cache_dir: Path | None = None) -> tuple[list[Callable[[], None]], Callable[[], Path]]:
     """`write_reports` in parts: changes.patch is written now (and an earlier report.json
-    removed), and so is each page the cache holds; the pages left to render, report.html and
+    and porter verify's verify.json removed), and so is each page the cache holds; the pages left to render, report.html and
     report.md, are independent steps that may run side by side (a large port's take seconds);
     then `finish()` writes report.json."""
     def put(name: str, data: bytes) -> None:
@@ -48,7 +48,8 @@ def report_steps(report: dict, patch: bytes, root: Path, rel: str,
 
     parts = report_parts(report)
     json_text = joined_report(parts)
-    remove_beneath(root, f"{rel}/report.json" if rel else "report.json")  # an earlier run's: not this one's
+    for earlier in ("report.json", "verify.json"):  # an earlier run's: they describe another tree
+        remove_beneath(root, f"{rel}/{earlier}" if rel else earlier)
     put("changes.patch", patch)
     # report.md and report.html never show where OUT is, so a re-run into another OUT (a
     # fresh directory per CI job) still finds them.
