@@ -156,6 +156,13 @@ def test_max_file_size_must_be_a_finite_number(tmp_path, value):
     assert "Invalid value for '--max-file-size'" in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(("command", "option"), [("verify", "--timeout"), ("doctor", "--timeout")])
+def test_every_number_option_must_be_finite(tmp_path, command, option):
+    """nan passes every range comparison: a nan timeout never expires."""
+    result = _run(command, *([str(_tree(tmp_path))] if command == "verify" else []), option, "nan")
+    assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.output, result.output
+
+
 ESC_NAME = "evil\x1b[31m\x1b]0;title\x07"
 
 

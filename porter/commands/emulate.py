@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from porter.commands.options import HELP
+from porter.commands.options import HELP, FiniteFloatRange
 
 EMULATE_TARGETS = ("mlu",)
 
@@ -48,7 +48,7 @@ def run_cmd(emulate: str, devices: int | None, version: str | None, cmd: tuple[s
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "github")), default="text", show_default=True)
 @click.option("--fail-on", type=click.Choice(("error", "warning")), default="error", show_default=True, help="Lowest severity that makes verify fail (exit 1).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the check (errors of porter itself still exit 2).")
-@click.option("--timeout", type=click.FloatRange(1), default=60, show_default=True, help="Seconds allowed per module import, of its own time (waiting for a CPU does not count).")
+@click.option("--timeout", type=FiniteFloatRange(1), default=60, show_default=True, help="Seconds allowed per module import, of its own time (waiting for a CPU does not count).")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=None, help="Import processes in parallel (default: cores, at most 4).")
 @click.option("--no-lora", is_flag=True, help="Skip the LoRA smoke run of porter_lora/.")
 @click.option("--run", "run_command", default=None, help="A smoke command to run in OUT under the emulator (shell syntax).")
