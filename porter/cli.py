@@ -195,6 +195,11 @@ def _said(done, src: Path, verbosity: int) -> int:
         first = ", ".join(done.unknown_in_out[:3]) + (", ..." if len(done.unknown_in_out) > 3 else "")
         click.echo(printable(f"porter: warning: {len(done.unknown_in_out)} file(s) in {done.out} that porter did not "
                              f"write are kept as they are: {first}"), err=True)
+    if done.kept_lora_edits and done.place is not None:
+        names = ", ".join(str(p) for p in done.kept_lora_edits)
+        click.echo(printable(f"porter: warning: kept {names}: different from what porter writes there (edited?); "
+                             f"`porter lora {done.out} --target {done.report['target']} -o {done.place.lora_dir} "
+                             f"--force` replaces it"), err=True)
     if verbosity >= 0:
         shown = ("error", "warning", "info") if verbosity > 0 else ("error", "warning")
         left = [f for r in done.run.results for f in r.findings if f.severity in shown]

@@ -169,6 +169,8 @@ class Converted:
     # (removed), and the files of OUT neither run wrote (kept: the user's).
     removed_stale: tuple[str, ...] = ()
     unknown_in_out: tuple[str, ...] = ()
+    # porter_lora files that differ from what porter writes (edited by hand): kept, not rewritten.
+    kept_lora_edits: tuple[Path, ...] = ()
 
     def __iter__(self):  # `run, report, out = convert(...)`, as before
         return iter((self.run, self.report, self.out))
@@ -212,7 +214,7 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     if writer is not None:
         writer.start_copy(exclude)
     from porter.engine.cache import ResultCache
-    from porter.lora.render import render_lora
+    from porter.lora.render import edited_lora_files, render_lora
     from porter.engine.parallel import side_by_side
     from porter.reports.json_report import build_report
     from porter.reports.write import report_steps
@@ -252,7 +254,10 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     # process, the two long ones (report.html, then the LoRA files) first, report.md after them;
     # report.json, which says the report is there, comes last.
     report_pages, finish_report = report_steps(report, patch_bytes(run), place.root, place.rel, opts.cache_dir)
-    lora = partial(render_lora, out, place.lora_dir, opts.target, cache_dir=opts.cache_dir, root=place.root)
+    # A train_lora.py the user edited after an earlier run (in <SRC>_porter_report with
+    # --in-place, or in OUT with --force) is theirs: kept, and named; `porter lora --force` replaces it.
+    kept = tuple(edited_lora_files(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir))
+    lora = partial(render_lora, out, place.lora_dir, opts.target, cache_dir=opts.cache_dir, root=place.root, skip=kept)
     side_by_side([*report_pages[:1], lora, constraints, *report_pages[1:]], opts.jobs)
     finish_report()
     from porter.core.files import remove_stale_temporaries_in
@@ -261,7 +266,7 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     for folder, written in ((place.report_dir, REPORT_FILES), (place.lora_dir, LORA_FILES)):
         if not folder.is_symlink():
             remove_stale_temporaries_in(folder, written)
-    return Converted(run, report, out, place, failures, tuple(removed), tuple(stale), tuple(unknown))
+    return Converted(run, report, out, place, failures, tuple(removed), tuple(stale), tuple(unknown), kept)
 
 
 def _porters_folders(out: Path, place: ReportPlace) -> set[str]:

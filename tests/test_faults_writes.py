@@ -213,3 +213,23 @@ def test_force_rerun_into_a_verified_out_still_knows_porters_files(tmp_path):
     assert not (out / "plain.txt").exists() and "removed 1 file(s)" in err and "warning" not in err
     # verify.json described the earlier tree: gone with it, until porter verify runs again.
     assert not (out / "porter_report" / "verify.json").exists()
+
+
+@pytest.mark.parametrize("how", ["--force", "--in-place"])
+def test_a_rerun_keeps_a_train_lora_py_edited_by_hand(tmp_path, how):
+    """The LoRA entry point is the user's to edit: a rerun of convert keeps an edited one (and
+    says so, with the command that replaces it) and rewrites the files left as porter wrote them."""
+    src, out = _repo(tmp_path), tmp_path / "out"
+    args = ["convert", str(src), "--target", "mlu", *(["--in-place"] if how == "--in-place" else ["-o", str(out)])]
+    assert _porter(*args)[0] == 0
+    lora = (tmp_path / f"{src.name}_porter_report" if how == "--in-place" else out) / "porter_lora"
+    script, readme = lora / "train_lora.py", lora / "README.md"
+    edited = script.read_text(encoding="utf-8") + "# my change\n"
+    script.write_text(edited, encoding="utf-8")
+    readme_text = readme.read_text(encoding="utf-8")
+    readme.unlink()
+    code, _, err = _porter(*args, *(["--force"] if how == "--force" else []))
+    assert code == 0, err
+    assert script.read_text(encoding="utf-8") == edited
+    assert readme.read_text(encoding="utf-8") == readme_text  # porter's own file, written again
+    assert f"kept {script}" in err and "--force` replaces it" in err

@@ -168,8 +168,18 @@ def _differs(path: Path, data: bytes) -> bool:
         return True
 
 
+def edited_lora_files(tree: Path, out_dir: Path, target: str, *, deepspeed: bool = False,
+                      cache_dir: Path | None = None) -> list[Path]:
+    """The files of ``out_dir`` that differ from what porter would write there (a train_lora.py
+    edited by hand, or written by another porter), in plan order."""
+    out_dir = Path(out_dir)
+    planned = plan_lora(tree, out_dir.name, target, deepspeed=deepspeed, cache_dir=cache_dir)
+    return [out_dir / f.relpath for f in planned if _differs(out_dir / f.relpath, f.text.encode("utf-8"))]
+
+
 def render_lora(tree: Path, out_dir: Path, target: str, *, deepspeed: bool = False,
-                cache_dir: Path | None = None, root: Path | None = None, keep_edits: bool = False) -> list[Path]:
+                cache_dir: Path | None = None, root: Path | None = None, keep_edits: bool = False,
+                skip: tuple[Path, ...] = ()) -> list[Path]:
     """Write the LoRA entry point for ``target`` ("mlu" or "hip") into ``out_dir``.
 
     ``out_dir`` is normally ``OUT/porter_lora``. When ``tree`` is a LLaMA-Factory checkout,
@@ -178,14 +188,15 @@ def render_lora(tree: Path, out_dir: Path, target: str, *, deepspeed: bool = Fal
     ``root`` (default: ``out_dir`` itself); raises OSError (LinkRefused for a link) naming
     the path. With ``keep_edits``, a file there that differs from what porter would write
     (a train_lora.py edited by hand) stops the run before anything is written: EditedFiles
-    names them all. Files that hold what porter writes are rewritten either way.
+    names them all. Files that hold what porter writes are rewritten either way. The files
+    in ``skip`` (edited ones convert keeps: ``edited_lora_files``) are left as they are.
     """
     out_dir = Path(out_dir)
-    planned = plan_lora(tree, out_dir.name, target, deepspeed=deepspeed, cache_dir=cache_dir)
     if keep_edits:
-        edited = [out_dir / f.relpath for f in planned if _differs(out_dir / f.relpath, f.text.encode("utf-8"))]
+        edited = edited_lora_files(tree, out_dir, target, deepspeed=deepspeed, cache_dir=cache_dir)
         if edited:
             raise EditedFiles(edited)
+    planned = plan_lora(tree, out_dir.name, target, deepspeed=deepspeed, cache_dir=cache_dir)
     # Written beneath `root` (the folder the user or convert named) with no link followed:
     # `out_dir` itself is `root` when `root` is None, else `root/<out_dir relative to root>`.
     base = Path(root) if root is not None else out_dir
@@ -193,6 +204,8 @@ def render_lora(tree: Path, out_dir: Path, target: str, *, deepspeed: bool = Fal
     rel = "" if rel == "." else rel
     written: list[Path] = []
     for item in planned:
+        if out_dir / item.relpath in skip:
+            continue
         data = item.text.encode("utf-8")
         write_beneath(base, f"{rel}/{item.relpath}" if rel else item.relpath, data,
                       mode=0o755 if item.executable else 0o644)
