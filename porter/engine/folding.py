@@ -13,6 +13,14 @@ own lines (nvidia-smi called twice in one script is two places to change). A rul
 environment or the framework rather than the file (install torchvision from the CPU index,
 register an MLU accelerator with Lightning), said once for 58 requirement files or 154
 scripts; errors excepted: each is a line to change where it is.
+
+A rule marked `once_per_subject_in_tree` is one finding per subject for the whole tree: a
+library (megatron.core imported by 20 of ms-swift's modules, vllm by 8) or a config key
+(LitGPT's 16 qlora.yaml presets that each set `quantize: bnb.nf4`) is one decision, whatever
+each file's own message says (which module of the library, how many imports). Its errors stay
+where they are unless the rule says "errors-too": a setting that asks for a feature the target
+lacks, repeated in every preset, is one decision too; then every other file is named, as the
+list of what that decision touches.
 """
 
 from __future__ import annotations
@@ -23,11 +31,12 @@ from dataclasses import replace
 from typing import TypeVar
 
 from porter.core.model import KEPT_MODULE, FileCheck, FileResult, Finding
-from porter.rules.selection import FOLD_TREE
+from porter.rules.selection import FOLD_SUBJECT, FOLD_SUBJECT_ALL, FOLD_TREE
 
 R = TypeVar("R", FileResult, FileCheck)
 
 _NAMED = 5  # a tree-wide fold names this many other files, then counts the rest
+_TREE_WIDE = (FOLD_TREE, FOLD_SUBJECT, FOLD_SUBJECT_ALL)
 
 
 def fold_across_files(results: list[R], scopes: Mapping[str, str] | None = None) -> list[R]:
@@ -42,7 +51,7 @@ def fold_across_files(results: list[R], scopes: Mapping[str, str] | None = None)
         for j, finding in enumerate(result.findings):
             key = _fold_key(finding, scopes)
             if key is not None:
-                groups[(None if key[0] == FOLD_TREE else folder, *key)].append((i, j))
+                groups[(None if key[0] in _TREE_WIDE else folder, *key)].append((i, j))
     dropped: dict[int, set[int]] = defaultdict(set)
     out = list(results)
     for (folder, how, *_), places in groups.items():
@@ -55,7 +64,8 @@ def fold_across_files(results: list[R], scopes: Mapping[str, str] | None = None)
             continue
         first = results[i].findings[j]
         findings = list(out[i].findings)
-        findings[j] = replace(first, message=_folded_message(first.message, how, paths, folder))
+        findings[j] = replace(first, message=_folded_message(first.message, how, paths, folder,
+                                                             every=first.severity == "error"))
         out[i] = replace(out[i], findings=tuple(findings))
         for k, m in rest:
             dropped[k].add(m)
@@ -69,12 +79,14 @@ def fold_across_files(results: list[R], scopes: Mapping[str, str] | None = None)
     return out
 
 
-def _folded_message(message: str, how: str, paths: list[str], folder: str | None) -> str:
+def _folded_message(message: str, how: str, paths: list[str], folder: str | None, every: bool = False) -> str:
     """The first file's message, naming the other files it stands for: by name within a
-    folder, by path (the first few, then a count) across the tree (`folder` None)."""
+    folder, by path (the first few, then a count; `every`: all of them, for a folded error)
+    across the tree (`folder` None)."""
     many = len(paths) > 1
     if folder is None:
-        names = ", ".join(paths[:_NAMED]) + (f" and {len(paths) - _NAMED} more" if len(paths) > _NAMED else "")
+        named = len(paths) if every else _NAMED
+        names = ", ".join(paths[:named]) + (f" and {len(paths) - named} more" if len(paths) > named else "")
         return f"{message} (also in {len(paths)} other file{'s' * many} of the tree: {names})"
     names, where = ", ".join(p.rpartition("/")[2] for p in paths), folder or "the top folder"
     if how == KEPT_MODULE:
@@ -94,4 +106,9 @@ def _fold_key(finding: Finding, scopes: Mapping[str, str]) -> tuple | None:
         # The rule's one decision for the tree (torchvision and torchaudio, Trainer and Fabric),
         # but an error is a line to change in each file (a pinned CUDA build): never folded.
         return None if finding.severity == "error" else (scope, finding.rule, finding.severity)
+    if scope in (FOLD_SUBJECT, FOLD_SUBJECT_ALL):
+        # One library or setting, one decision (the subject; else the message names it).
+        if finding.severity == "error" and scope == FOLD_SUBJECT:
+            return None
+        return scope, finding.rule, finding.severity, finding.subject or finding.message
     return scope, finding.rule, finding.severity, finding.message  # a folder: equal reports only

@@ -68,6 +68,10 @@ def _f(typ: type, **kw) -> Field:
 
 _LIST, _STR, _DICT, _BOOL = _f(list), _f(str), _f(dict), _f(bool)
 _REGEXES = _f(list, regex=True)
+# `once_per_subject_in_tree`: one finding per subject (a library, a config key) for the whole tree,
+# naming the other files (porter/engine/folding.py): "warnings" folds all but errors (each a line
+# to change where it is); "errors-too" folds errors as well, where they are one decision repeated.
+_PER_SUBJECT = _f(str, choices=("warnings", "errors-too"))
 
 # The Python kinds (porter/python/kinds/, in the order their finalizers must run: guards
 # decide which edits stay before imports are added), then the op scan, then other file types.
@@ -104,7 +108,7 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
                                                     "when_importing": _LIST, "once_per_file": _BOOL,
                                                     "covered_by": _f(str, rule_of_kind="qualified-name"),
                                                     "one_decision": _STR}),
-    KindSchema(LIBRARY_IMPORT, {"actions": _f(list, choices=PACKAGE_ACTIONS)}),
+    KindSchema(LIBRARY_IMPORT, {"actions": _f(list, choices=PACKAGE_ACTIONS)}, {"once_per_subject_in_tree": _PER_SUBJECT}),
     # `once_per_file`: the rule's findings in one file are one thing to act on (porter/engine/pipeline.py);
     # `once_per_line`: those on one line are (the torch family in one `pip install`);
     # `once_per_tree`: the same advice about the environment in many files is one (porter/engine/folding.py).
@@ -130,7 +134,8 @@ KINDS: dict[str, KindSchema] = {k.name: k for k in (
     # `words_when_required`: distribution -> {summary, message, suggestion} the rule says instead where the
     # project's own requirements name it (ActiveRules.project_requires, read by porter/filetypes/pins.py).
     KindSchema("config-key", {"keys": _LIST, "configs": _f(list, choices=CONFIG_TYPES)},
-               {"values": _LIST, "replace": _DICT, "blocked_by": _DICT, "cli": _BOOL, "words_when_required": _DICT},
+               {"values": _LIST, "replace": _DICT, "blocked_by": _DICT, "cli": _BOOL, "words_when_required": _DICT,
+                "once_per_subject_in_tree": _PER_SUBJECT},
                example_file="train_args.yaml", fixed_severity=True),
     KindSchema("python-snippet", {"interpreters": _LIST}, example_file="run.sh"),
     # `once_per_subject`: one finding per variable (distribution) and file, with the count of the others.

@@ -13,8 +13,10 @@ from functools import cached_property
 from porter.rules.kinds import KINDS
 from porter.rules.model import Rule, RuleSet
 
-# How far a rule's reports fold across files (porter/engine/folding.py): within a folder, or the tree.
-FOLD_FOLDER, FOLD_TREE = "folder", "tree"
+# How far a rule's reports fold across files (porter/engine/folding.py): within a folder, the
+# tree, or the tree per subject (one finding per library or setting, naming the other files);
+# FOLD_SUBJECT_ALL folds errors too (a rule's `once_per_subject_in_tree = "errors-too"`).
+FOLD_FOLDER, FOLD_TREE, FOLD_SUBJECT, FOLD_SUBJECT_ALL = "folder", "tree", "subject", "subject+errors"
 
 
 @dataclass(frozen=True)
@@ -154,9 +156,19 @@ class ActiveRules:
     def fold_scopes(self) -> dict[str, str]:
         """Codes whose equal findings across files are one thing to act on, and how far:
         "folder" (a rule's `once_per_folder`: the same variable exported by every launch script
-        there) or "tree" (`once_per_tree`: advice about the environment, not the file)."""
-        return {r.code: FOLD_TREE if r.params.get("once_per_tree") else FOLD_FOLDER
-                for r in self.rules if r.params.get("once_per_folder") or r.params.get("once_per_tree")}
+        there), "tree" (`once_per_tree`: advice about the environment, not the file) or
+        "subject" (`once_per_subject_in_tree`: megatron.core imported by 20 modules is one
+        decision about Megatron; "errors-too" folds its errors as well)."""
+        scopes = {}
+        for r in self.rules:
+            per_subject = r.params.get("once_per_subject_in_tree")
+            if per_subject:
+                scopes[r.code] = FOLD_SUBJECT_ALL if per_subject == "errors-too" else FOLD_SUBJECT
+            elif r.params.get("once_per_tree"):
+                scopes[r.code] = FOLD_TREE
+            elif r.params.get("once_per_folder"):
+                scopes[r.code] = FOLD_FOLDER
+        return scopes
 
     @cached_property
     def once_per_line(self) -> frozenset[str]:
