@@ -110,8 +110,76 @@ def _holds(ctx: FileContext, use: ApiUse, triggers: tuple[str, ...]) -> bool:
             if isinstance(value, ast.Constant) and value.value == ast.literal_eval(literal):
                 return True
         elif trigger in keywords and not (isinstance(keywords[trigger], ast.Constant) and keywords[trigger].value is None):
+            if trigger == "generator" and _cpu_generator(ctx, keywords[trigger]):
+                continue  # the limitation is about a device generator (litgpt's torch.Generator().manual_seed(s))
             return True
     return False
+
+
+def _cpu_generator(ctx: FileContext, node: ast.AST) -> bool:
+    """Whether `node` is a CPU generator: `torch.Generator()` without a device (or with "cpu"),
+    perhaps seeded in the same expression (`.manual_seed(s)`), or a name the enclosing function
+    (or module) binds only to one."""
+    values = _local_values(ctx, node) if isinstance(node, ast.Name) else [node]
+    if not values:
+        return False
+    for value in values:
+        while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+               and value.func.attr == "manual_seed"):
+            value = value.func.value
+        if not (isinstance(value, ast.Call) and ctx.imports.resolve(value.func) == "torch.Generator"):
+            return False
+        device = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "device"), None)
+        if device is not None and not _is_cpu(ctx, device):
+            return False
+    return True
+
+
+def _is_cpu(ctx: FileContext, node: ast.AST) -> bool:
+    """Whether a device argument is the CPU: "cpu" or torch.device("cpu")."""
+    if isinstance(node, ast.Call) and ctx.imports.resolve(node.func) == "torch.device" and len(node.args) == 1:
+        node = node.args[0]
+    return isinstance(node, ast.Constant) and node.value == "cpu"
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
+
+
+def _local_values(ctx: FileContext, name: ast.Name) -> list[ast.AST]:
+    """The values a plain `name = value` gives `name` in the function (or module) that reads it,
+    or [] when the name is bound there any other way (a parameter, a loop, `+=`, `with ... as`)
+    or not at all: the name then holds what porter cannot see."""
+    scope = ctx.parents.get(name)
+    while scope is not None and not isinstance(scope, _SCOPES):
+        scope = ctx.parents.get(scope)
+    if scope is None or isinstance(scope, (ast.Lambda, ast.ClassDef)):
+        return []
+    if not isinstance(scope, ast.Module):
+        arguments = scope.args
+        if any(a.arg == name.id for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                         arguments.vararg, arguments.kwarg) if a is not None):
+            return []
+    values: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            if getattr(node, "name", None) == name.id:
+                return []  # a def or class of that name
+            continue  # a nested scope binds its own names
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id == name.id:
+                values.append(node.value)
+        elif isinstance(node, ast.Name) and node.id == name.id and isinstance(node.ctx, (ast.Store, ast.Del)):
+            if not (isinstance(ctx.parents.get(node), ast.Assign) and len(ctx.parents[node].targets) == 1):
+                return []  # bound another way: a tuple target, a loop, `with ... as`, `:=`, `del`
+        elif isinstance(node, (ast.Global, ast.Nonlocal)) and name.id in node.names:
+            return []
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (a.asname or a.name.split(".")[0]) == name.id for a in node.names):
+            return []
+        todo.extend(ast.iter_child_nodes(node))
+    return values
 
 
 def _argument_is(ctx: FileContext, node: ast.AST, name: str) -> bool:
