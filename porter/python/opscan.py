@@ -26,6 +26,7 @@ from functools import lru_cache
 
 from porter.core.model import Finding
 from porter.tables.optables import ANY_VERSION, ApiEntry, ApiTable
+from porter.python.bindings import enclosing_scope, scope_bindings
 from porter.python.context import FileContext
 from porter.python.devices import OTHER_DEVICES
 from porter.python.receivers import Receivers
@@ -142,44 +143,12 @@ def _is_cpu(ctx: FileContext, node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value == "cpu"
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
-
-
 def _local_values(ctx: FileContext, name: ast.Name) -> list[ast.AST]:
-    """The values a plain `name = value` gives `name` in the function (or module) that reads it,
-    or [] when the name is bound there any other way (a parameter, a loop, `+=`, `with ... as`)
-    or not at all: the name then holds what porter cannot see."""
-    scope = ctx.parents.get(name)
-    while scope is not None and not isinstance(scope, _SCOPES):
-        scope = ctx.parents.get(scope)
-    if scope is None or isinstance(scope, (ast.Lambda, ast.ClassDef)):
-        return []
-    if not isinstance(scope, ast.Module):
-        arguments = scope.args
-        if any(a.arg == name.id for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
-                                         arguments.vararg, arguments.kwarg) if a is not None):
-            return []
-    values: list[ast.AST] = []
-    todo = list(ast.iter_child_nodes(scope))
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            if getattr(node, "name", None) == name.id:
-                return []  # a def or class of that name
-            continue  # a nested scope binds its own names
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if node.targets[0].id == name.id:
-                values.append(node.value)
-        elif isinstance(node, ast.Name) and node.id == name.id and isinstance(node.ctx, (ast.Store, ast.Del)):
-            if not (isinstance(ctx.parents.get(node), ast.Assign) and len(ctx.parents[node].targets) == 1):
-                return []  # bound another way: a tuple target, a loop, `with ... as`, `:=`, `del`
-        elif isinstance(node, (ast.Global, ast.Nonlocal)) and name.id in node.names:
-            return []
-        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-                (a.asname or a.name.split(".")[0]) == name.id for a in node.names):
-            return []
-        todo.extend(ast.iter_child_nodes(node))
-    return values
+    """The values plain assignments give `name` in the function (or module) that reads it, or []
+    when it is bound there any other way (a parameter, a loop, unpacking, `with ... as`) or not
+    at all: the name then holds what porter cannot see."""
+    values = scope_bindings(ctx, enclosing_scope(ctx, name)).get(name.id, [])
+    return values if all(isinstance(v, ast.expr) for v in values) else []
 
 
 def _argument_is(ctx: FileContext, node: ast.AST, name: str) -> bool:
@@ -192,7 +161,13 @@ def _argument_is(ctx: FileContext, node: ast.AST, name: str) -> bool:
         return qual.startswith("torch.") and qual[len("torch."):] in _DTYPES
     if isinstance(node, ast.Attribute):
         return node.attr == "dtype"
-    return isinstance(node, ast.Name) and (node.id == "dtype" or node.id.endswith("_dtype"))
+    if not isinstance(node, ast.Name):
+        return False
+    if node.id == "dtype" or node.id.endswith("_dtype"):
+        return True
+    # A name the function binds only to dtypes (ms-swift's GaLore: `original_type = p.data.dtype`).
+    values = _local_values(ctx, node)
+    return bool(values) and all(not isinstance(v, ast.Name) and _argument_is(ctx, v, "dtype") for v in values)
 
 
 def table_label(table: ApiTable) -> str:
