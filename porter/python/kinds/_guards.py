@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from porter.core.model import Finding
 from porter.python.context import FileContext
 from porter.rules import Rule
 
@@ -99,3 +100,44 @@ def chain(node: ast.If) -> list[ast.If]:
 
 def is_elif(ctx: FileContext, branch: ast.If) -> bool:
     return ctx.text.startswith("elif", ctx.span(branch)[0])
+
+
+def checked_choices(ctx: FileContext, rule: Rule) -> list[ast.IfExp]:
+    """The conditional expressions whose test calls a check (`"cuda" if cuda_ok() else "cpu"`)."""
+    return [n for n in ctx.nodes(ast.IfExp) if any(is_check(ctx, c, rule) for c in ast.walk(n.test))]
+
+
+class KeptValues:
+    """The string literals a rule reports without an edit (a value porter keeps on purpose,
+    such as "cuda" given to Lightning's Fabric through a variable), by where they start."""
+
+    def __init__(self, ctx: FileContext, findings: list[Finding]) -> None:
+        self.ctx = ctx
+        self.reported: dict[tuple[int, int], Finding] = {}
+        for f in findings:
+            if f.edit is None:
+                self.reported.setdefault((f.line, f.col), f)
+
+    def literal(self, node: ast.AST) -> tuple[ast.AST, Finding] | None:
+        if not (self.reported and isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            return None
+        found = self.reported.get(self.ctx.index.line_col(self.ctx.span(node)[0]))
+        return (node, found) if found is not None else None
+
+    def choice(self, node: ast.AST) -> tuple[ast.AST, Finding] | None:
+        """A kept literal among the values `node` may be (the arms of `a if c else b`)."""
+        while isinstance(node, ast.IfExp):
+            found = self.literal(node.body)
+            if found is not None:
+                return found
+            node = node.orelse
+        return self.literal(node)
+
+    def __call__(self, body: list[ast.stmt]) -> tuple[ast.AST, Finding] | None:
+        """A kept literal that a statement of `body` assigns (`accelerator = "cuda"`)."""
+        for stmt in body:
+            value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+            found = self.choice(value) if value is not None else None
+            if found is not None:
+                return found
+        return None

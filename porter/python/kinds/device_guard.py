@@ -53,6 +53,7 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     keep: list[tuple[int, int, str]] = []  # (start, end, why)
     extra: list[Finding] = []
     checked = guards.checked_ifs(ctx, rule)
+    kept_value = guards.KeptValues(ctx, findings)
     edits: _EditsByStart | None = None  # made for the first target branch
     for top in ctx.nodes(ast.If) if checked else ():
         if id(top) in seen_elifs:
@@ -74,6 +75,11 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
                 # either way): a note, outside the default set, not something to act on.
                 extra.append(ctx.finding(rule, branch.test, "CUDA check kept: it guards CUDA-only code (a CUDA-only library or FlashAttention-2)", severity="info"))
                 continue
+            chosen = kept_value(branch.body)
+            if chosen is not None:
+                keep.append((start, end, f"chooses {_quoted(ctx, chosen[0])}, which porter keeps"))
+                extra.append(_kept_choice_note(ctx, rule, branch.test, *chosen))
+                continue
             others = [b for j, b in enumerate(chain) if j != i]
             if not any(guards.other_device(b.test, p["other_devices"]) for b in others):
                 continue  # a plain guard: converted in place below
@@ -88,6 +94,14 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             if edits is None:
                 edits = _EditsByStart(findings)
             extra.append(_target_branch(ctx, rule, branch, not guards.is_elif(ctx, branch), start, end, edits, target_check))
+    # `x = "cuda" if torch.cuda.is_available() else "cpu"` where "cuda" is kept (a value of
+    # another stack, such as Lightning's accelerator name): the choice stays CUDA's as a whole.
+    for choice in guards.checked_choices(ctx, rule):
+        chosen = kept_value.choice(choice)
+        if chosen is not None:
+            s, e = ctx.span(choice)
+            keep.append((s, e, f"chooses {_quoted(ctx, chosen[0])}, which porter keeps"))
+            extra.append(_kept_choice_note(ctx, rule, choice.test, *chosen))
     # In-place conversion of checks that are not renamed by another rule.
     edited = SpanSet([(f.edit.start, f.edit.end) for f in findings if f.edit])
     kept = SpanSet([(a, b) for a, b, _ in keep])
@@ -102,6 +116,19 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             continue
         extra.append(ctx.finding(rule, node, f"{ctx.text[s:e]} -> {target_check}", replacement=target_check))
     return _keep_regions(ctx, rule, findings, keep) + extra
+
+
+def _quoted(ctx: FileContext, literal: ast.AST) -> str:
+    return ctx.text[slice(*ctx.span(literal))]
+
+
+def _kept_choice_note(ctx: FileContext, rule: Rule, test: ast.AST, literal: ast.AST, why: Finding) -> Finding:
+    """The note on a check kept because what it chooses is kept (`if torch.cuda.is_available():
+    accelerator = "cuda"` where "cuda" is Lightning's accelerator name): converting the check
+    alone would hand the kept value to the target, and a target branch would have nothing of
+    its own to choose."""
+    return ctx.finding(rule, test, f"CUDA check kept: it chooses {_quoted(ctx, literal)} (line {literal.lineno}), a value "
+                       f"{why.rule} keeps (its finding there says why)", severity="info")
 
 
 def _keep_regions(ctx: FileContext, rule: Rule, findings: list[Finding], keep: list[tuple[int, int, str]]) -> list[Finding]:

@@ -60,6 +60,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from porter.python.bindings import enclosing_scope, scope_bindings
+from porter.python.kinds._foreign_flow import reaching
 from porter.python.kinds._patch_targets import is_member_name
 from porter.python.kinds.literal_text import literal_body
 from porter.core.model import KEPT_CONSTANT, Finding
@@ -190,6 +191,26 @@ def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
         if not all(o is node or _torch_call(ctx, o) or _follows_the_port(ctx, o, rule) for o in others):
             return "compared with a value porter cannot follow (a launch script or config may still pass it)"
     return None
+
+
+def _reaches_foreign(ctx: FileContext, node: ast.AST, rule: Rule) -> Finding | None:
+    """A finding that keeps `node` when it reaches a call into a `report_in_modules` module
+    through a variable of its function (porter/python/kinds/_foreign_flow.py): a note when
+    the rule is `covered_by` another that reports the call itself (Lightning's Trainer and
+    Fabric: PRT419), else a warning."""
+    modules = tuple(rule.params.get("report_in_modules", ()))
+    reached = reaching(ctx, modules).get(id(node)) if modules else None
+    if reached is None:
+        return None
+    variable, callee, line = reached
+    value = node.value
+    covered = rule.params.get("covered_by")
+    message = (f'"{value}" is a value of {variable}, given to {callee} (line {line}), which does not take '
+               f"torch's {ctx.target} backends: kept")
+    if covered:
+        return ctx.finding(rule, node, f"{message} (the call is {covered}'s finding)", subject=value, severity="info")
+    return ctx.finding(rule, node, f"{message}; change it by hand if it is a torch backend", subject=value,
+                       severity="warning")
 
 
 def _torch_call(ctx: FileContext, node: ast.AST) -> bool:
@@ -466,6 +487,10 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             if _flagged(value, flag):
                 if not _only_named(ctx, node, value):
                     yield ctx.finding(rule, node, subject=value)
+                continue
+            reached = _reaches_foreign(ctx, node, rule) if value in values else None
+            if reached is not None:
+                yield reached
                 continue
             foreign = _foreign_use(ctx, node, rule) if value in values else None
             if foreign is not None:
