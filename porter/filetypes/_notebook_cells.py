@@ -6,7 +6,9 @@ uses CUDA. IPython syntax is masked before parsing (a magic becomes `0#...` of t
 length, a statement and a comment): `!cmd` lines and `%%bash` / `%%writefile x.sh` cells go
 through the shell checks, `%env NAME=value` renames like a shell assignment, other magics
 are left as they are. Cells that still do not parse as Python (help syntax `obj?`, other
-languages) are left unchanged.
+languages) are left unchanged, and reported (PRT004) when they hold a word a Python rule looks
+for (the rules' word screen): a cell that is only `pip install -e .` without its `!` (ms-swift's
+example notebooks) has nothing to port, and is left unchanged silently.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from dataclasses import dataclass
 
 from porter.core.model import Finding
 from porter.core.textio import LineIndex
+from porter.core.wordregex import WordScreen
 from porter.filetypes._common import TextFile
 from porter.filetypes._shell_syntax import Script
 from porter.filetypes.shell import check_script
-from porter.python.analyze import parse
+from porter.python.analyze import parse, word_screen
+from porter.python.opscan import KIND as OP_KIND
 from porter.python.snippet import convert_snippet
 from porter.rules import ActiveRules
 
@@ -95,11 +99,23 @@ def _mask(text: str, cell: int, shell: list[tuple[int, int, str]]) -> str:
 
 
 def _unread(path: str, rules: ActiveRules, why: str) -> Finding | None:
-    """The finding for a cell porter cannot read as Python (never skipped silently)."""
+    """The finding for a cell porter cannot read as Python, that holds something it looks for."""
     rule = next(iter(rules.of_kind("notebook-cell")), None)
     if rule is None:
         return None
     return Finding(rule.code, rule.severity, path, 1, 1, f"{rule.summary} ({why})", rule.suggestion, subject="cell")
+
+
+_TORCH = WordScreen(["torch"])
+
+
+def _looked_at(text: str, rules: ActiveRules) -> bool:
+    """Whether a cell holds a word some rule of the target looks for (the Python rules' word
+    screen), or `torch` where the target has an op scan (it judges every torch API a notebook
+    uses). The target's rule set, not the run's selection: `--select PRT004` asks about these
+    cells all the same."""
+    ruleset = rules.ruleset
+    return word_screen(ruleset).search(text) or bool(ruleset.of_kind(OP_KIND) and _TORCH.search(text))
 
 
 def _multiline_strings(tree: ast.Module, text: str) -> list[tuple[int, int]]:
@@ -125,7 +141,8 @@ def convert_cells(path: str, cells: list[str], rules: ActiveRules) -> tuple[list
             try:
                 tree = parse(masked, path)
             except (SyntaxError, ValueError) as exc:
-                skipped.append((i, _unread(path, rules, f"line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}")))
+                if _looked_at(text, rules):  # else nothing in it that a rule looks for
+                    skipped.append((i, _unread(path, rules, f"line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}")))
                 continue
             inside = _multiline_strings(tree, masked)
             shell += [f for f in found if not any(a <= f[1] < b for a, b in inside)]
