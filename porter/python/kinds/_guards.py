@@ -141,3 +141,64 @@ class KeptValues:
             if found is not None:
                 return found
         return None
+
+
+def calls_on_cuda_only_objects(ctx: FileContext, modules: list[str]) -> list[tuple[ast.Call, str, int]]:
+    """(method call, class, line) for each method called on an object of a class of a
+    CUDA-only module: on the call's result itself (`bnb.nn.Params4bit(w).cuda()`)
+    or on the name or attribute it was assigned to earlier in the same function
+    (`self.weight = bnb.nn.Params4bit(w)` ... `self.weight.cuda(device)`, litgpt's LoRA merge:
+    moving a Params4bit to a CUDA device is what quantizes it)."""
+    if not modules or not any(q.split(".", 1)[0] in modules for q in ctx.imports.bindings.values()):
+        return []
+    made: dict[int, tuple[str, int]] = {}  # id(constructor call) -> (qualified name, line)
+    for node, qual in ctx.import_chains:
+        call = ctx.parents.get(node)
+        # (a class, by its name: a function of the library, such as bnb.functional.dequantize_4bit,
+        # returns a plain tensor)
+        if isinstance(call, ast.Call) and call.func is node and qual.split(".", 1)[0] in modules \
+                and qual.rsplit(".", 1)[-1][:1].isupper():
+            made[id(call)] = (qual, call.lineno)
+    if not made:
+        return []
+    from porter.python.bindings import enclosing_scope
+
+    assigned: dict[tuple[int, str], list[ast.Assign]] = {}  # (scope, target) -> its assignments
+    for stmt in ctx.nodes(ast.Assign):
+        if id(stmt.value) in made:
+            for target in stmt.targets:
+                if isinstance(target, (ast.Name, ast.Attribute)):
+                    key = (id(enclosing_scope(ctx, stmt)), ast.dump(target, annotate_fields=False).replace("Store()", "Load()"))
+                    assigned.setdefault(key, []).append(stmt)
+    out: list[tuple[ast.Call, str, int]] = []
+    for call in ctx.nodes(ast.Call):
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            continue
+        receiver = func.value
+        found = made.get(id(receiver))
+        if found is None and isinstance(receiver, (ast.Name, ast.Attribute)) and assigned:
+            key = (id(enclosing_scope(ctx, call)), ast.dump(receiver, annotate_fields=False))
+            before = [a for a in assigned.get(key, ()) if _runs_before(ctx, a, call)]
+            found = made[id(before[-1].value)] if before else None
+        if found is not None:
+            out.append((call, *found))
+    return out
+
+
+def _runs_before(ctx: FileContext, stmt: ast.stmt, node: ast.AST) -> bool:
+    """`stmt` comes earlier in a block that holds `node` (so it ran whenever `node` runs: not
+    in another branch of an `if`, not after it)."""
+    child, parent = node, ctx.parents.get(node)
+    while parent is not None:
+        if isinstance(child, ast.stmt):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(parent, field, None)
+                if isinstance(block, list) and any(s is child for s in block):
+                    at = next(i for i, s in enumerate(block) if s is child)
+                    if any(s is stmt for s in block[:at]):
+                        return True
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+            return False
+        child, parent = parent, ctx.parents.get(parent)
+    return False

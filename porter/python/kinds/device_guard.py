@@ -12,6 +12,12 @@ names, or bare names for local helpers such as `is_torch_cuda_available`):
   `target_check`, is inserted before it and the CUDA branch is kept;
 - otherwise the guarded code is being ported: the check is converted in place.
 
+A check that chooses a value another rule keeps (`accelerator = "cuda"` where "cuda" is
+Lightning's accelerator name: a finding without an edit at the literal) is kept with it, in an
+`if` branch or a conditional expression. A method called on an object of a class of a
+`cuda_only_modules` module (`bnb.nn.Params4bit(w).cuda()`, whose move to a CUDA device is what
+quantizes it) is that library's own and is kept too.
+
 Checks outside `if` tests (`x = npu() or cuda()`) are converted in place too. A module the
 kernel-module kind keeps whole (Triton kernels, a CUDA extension's wrapper, a flash-attn
 monkey patch: porter/python/kinds/kernel_module.py) is left as it is.
@@ -94,6 +100,11 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             if edits is None:
                 edits = _EditsByStart(findings)
             extra.append(_target_branch(ctx, rule, branch, not guards.is_elif(ctx, branch), start, end, edits, target_check))
+    # A method of an object a CUDA-only library made (`bnb.nn.Params4bit(...).cuda()`): that
+    # library's own method, whose CUDA device is what it acts on; the library is reported.
+    for call, made_by, line in guards.calls_on_cuda_only_objects(ctx, p.get("cuda_only_modules", [])):
+        s, e = ctx.span(call)
+        keep.append((s, e, f"calls a method of the {made_by} made on line {line}: the CUDA-only library's own method"))
     # `x = "cuda" if torch.cuda.is_available() else "cpu"` where "cuda" is kept (a value of
     # another stack, such as Lightning's accelerator name): the choice stays CUDA's as a whole.
     for choice in guards.checked_choices(ctx, rule):
