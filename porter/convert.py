@@ -256,7 +256,8 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     report_pages, finish_report = report_steps(report, patch_bytes(run), place.root, place.rel, opts.cache_dir)
     # A train_lora.py the user edited after an earlier run (in <SRC>_porter_report with
     # --in-place, or in OUT with --force) is theirs: kept, and named; `porter lora --force` replaces it.
-    kept = tuple(edited_lora_files(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir))
+    kept = tuple(edited_lora_files(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir)
+                 if os.path.lexists(place.lora_dir) else ())  # a first run has nothing there to keep
     lora = partial(render_lora, out, place.lora_dir, opts.target, cache_dir=opts.cache_dir, root=place.root, skip=kept)
     side_by_side([*report_pages[:1], lora, constraints, *report_pages[1:]], opts.jobs)
     finish_report()
