@@ -202,3 +202,48 @@ def _runs_before(ctx: FileContext, stmt: ast.stmt, node: ast.AST) -> bool:
             return False
         child, parent = parent, ctx.parents.get(parent)
     return False
+
+
+def other_device_tested(test: ast.AST, devices: list[str]) -> str | None:
+    """The text-free name of the device `test` holds for, when it holds only there: one of its
+    `and` parts (not negated) tests one of `devices` (`is_torch_rocm()`, `torch.version.hip`,
+    `getattr(torch.version, "hip", None) is not None`, `env == "X" and is_npu()`). Such a
+    branch is that device's code (ms-swift's ROCm branch keeps CUDA_VISIBLE_DEVICES and
+    HIP_VISIBLE_DEVICES, as ROCm reads both), and a CUDA check `and`-ed with it detects that
+    device (`is_torch_cuda_available() and torch.version.hip`: True on ROCm only)."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for part in parts:
+        if isinstance(part, ast.BoolOp) and isinstance(part.op, ast.And):
+            found = other_device_tested(part, devices)
+        else:
+            found = _device_of(part, devices)
+        if found is not None:
+            return found
+    return None
+
+
+def _device_of(part: ast.AST, devices: list[str]) -> str | None:
+    if isinstance(part, ast.UnaryOp) or isinstance(part, ast.BoolOp):
+        return None  # `not is_rocm()`, `is_rocm() or cuda()`: holds elsewhere too
+    if isinstance(part, ast.Compare):
+        if len(part.ops) != 1:
+            return None
+        right = part.comparators[0]
+        if isinstance(right, ast.Constant) and right.value is None:
+            if not isinstance(part.ops[0], (ast.IsNot, ast.NotEq)):
+                return None  # `torch.version.hip is None`: everywhere but there
+            return _device_of(part.left, devices)
+        if not isinstance(part.ops[0], (ast.Eq, ast.Is, ast.In)):
+            return None
+        return _device_of(part.left, devices) or _device_of(right, devices)
+    for node in ast.walk(part):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value in devices:
+            return node.args[1].value
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+        if name:
+            words = name.lower().split("_")
+            found = next((d for d in devices if d in words or name.lower() == d), None)
+            if found is not None:
+                return found
+    return None

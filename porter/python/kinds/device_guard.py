@@ -12,6 +12,11 @@ names, or bare names for local helpers such as `is_torch_cuda_available`):
   `target_check`, is inserted before it and the CUDA branch is kept;
 - otherwise the guarded code is being ported: the check is converted in place.
 
+A branch that runs only on another device (a test of `other_devices`, not negated, alone or
+`and`-ed: `if env == "CUDA_VISIBLE_DEVICES" and is_torch_rocm():`) is that device's code, kept
+whole; a check `and`-ed with such a test (`is_torch_cuda_available() and torch.version.hip is
+not None`) detects that device and is kept too.
+
 A check that chooses a value another rule keeps (`accelerator = "cuda"` where "cuda" is
 Lightning's accelerator name: a finding without an edit at the literal) is kept with it, in an
 `if` branch or a conditional expression. A method called on an object of a class of a
@@ -61,13 +66,36 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     checked = guards.checked_ifs(ctx, rule)
     kept_value = guards.KeptValues(ctx, findings)
     edits: _EditsByStart | None = None  # made for the first target branch
+    elsewhere = [d for d in p["other_devices"] if d != p.get("target_device", "mlu")]
+    # Another device's branch (`if is_torch_rocm():`, `elif env == "X" and torch.version.hip`):
+    # its code is that device's, CUDA names included (ROCm reads CUDA_VISIBLE_DEVICES).
+    other_branches: set[int] = set()
+    for branch in ctx.nodes(ast.If):
+        device = guards.other_device_tested(branch.test, elsewhere)
+        if device is not None:
+            device = _DEVICE_NAMES.get(device, device.upper())
+            other_branches.add(id(branch))
+            keep.append((ctx.span(branch)[0], ctx.span(branch.body[-1])[1],
+                         f"is the {device} branch (`{_quoted(ctx, branch.test)}`), another device's code"))
+    # `is_torch_cuda_available() and torch.version.hip is not None`: ROCm's detection.
+    for both in ctx.nodes(ast.BoolOp):
+        if not isinstance(both.op, ast.And):
+            continue
+        check = next((v for v in both.values if guards.is_check(ctx, v, rule)), None)
+        device = guards.other_device_tested(both, elsewhere) if check is not None else None
+        if device is not None:
+            device = _DEVICE_NAMES.get(device, device.upper())
+            s, e = ctx.span(both)
+            keep.append((s, e, f"detects {device}, another device (`{_quoted(ctx, both)}`)"))
+            extra.append(ctx.finding(rule, check, f"CUDA check kept: with the rest of `{_quoted(ctx, both)}` it detects "
+                                     f"{device}, another device", severity="info"))
     for top in ctx.nodes(ast.If) if checked else ():
         if id(top) in seen_elifs:
             continue
         chain = guards.chain(top)
         seen_elifs.update(id(b) for b in chain[1:])
         for i, branch in enumerate(chain):
-            if id(branch) not in checked:
+            if id(branch) not in checked or id(branch) in other_branches:
                 continue
             if guards.negated_check(ctx, branch.test, rule):
                 continue  # `elif not cuda_available(): cpu`: converted in place below
@@ -127,6 +155,9 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             continue
         extra.append(ctx.finding(rule, node, f"{ctx.text[s:e]} -> {target_check}", replacement=target_check))
     return _keep_regions(ctx, rule, findings, keep) + extra
+
+
+_DEVICE_NAMES = {"rocm": "ROCm", "hip": "ROCm"}
 
 
 def _quoted(ctx: FileContext, literal: ast.AST) -> str:
