@@ -1,13 +1,16 @@
 """Kind `import-insert`: `import torch_mlu` once in each changed module that uses torch.
 
 It must run before the first use of anything it patches, and survive the repository's own
-linters. So it goes at module level (an edit inside a function still gets it there, never in
-another function), after the first module-level import of torch when that is a plain
+linters. So it goes at module level where torch is imported there (an edit inside a function
+still gets it there, never in another function), after the first module-level import of torch when that is a plain
 `import torch` or `import torch.X` (and after the `import torch.X` lines that follow it:
 isort's order), before it otherwise (`from torch.cuda import amp` first would use the patched module before the
 import); inside the same block, so a `try:` import block keeps guarding it. A module that
-imports torch only inside functions gets it after its last module-level import (or at the
-top). A module that does not import torch but a library that imports it (`also_when_importing`:
+imports torch only inside functions gets it beside those imports, in the functions that hold
+an edit (in every function that imports torch when an edit is in one that does not), so that
+the module itself still imports without torch_mlu (FastChat's fastchat/utils.py, imported by
+a CPU-only web server); when it edits code that runs at import time it gets it after its
+last module-level import (or at the top). A module that does not import torch but a library that imports it (`also_when_importing`:
 transformers, peft...) gets it too, after its module-level imports, when it calls what
 torch_mlu adds (an edit of a code in `also_when_edited_by`, `.mlu()`): a demo's
 `AutoModel.from_pretrained(p).half().mlu()` needs the method torch_mlu adds, and nothing
@@ -90,6 +93,11 @@ def _anchor(ctx: FileContext, anchor: str) -> tuple[ast.stmt | None, bool]:
     if first is None:  # torch only inside functions: after the module's own imports
         top = [n for n in nodes if isinstance(ctx.parents.get(n), ast.Module)]
         return (top[-1], True) if top else (None, True)
+    return _beside(ctx, first, anchor)
+
+
+def _beside(ctx: FileContext, first: ast.stmt, anchor: str) -> tuple[ast.stmt, bool]:
+    """Where the import goes beside the torch import `first`: (statement, after)."""
     if not (_plain(first, anchor) or _submodules_only(first, anchor)):
         return first, False
     # isort puts `import torch.nn as nn` right after `import torch`, and torch_mlu after both.
@@ -149,6 +157,55 @@ def _first_use_before(ctx: FileContext, findings: list[Finding], anchor: ast.stm
     return None
 
 
+def _function_of(ctx: FileContext, node: ast.AST) -> ast.AST | None:
+    """The innermost function `node` is in (None at module level or in a class body)."""
+    parent = ctx.parents.get(node)
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        parent = ctx.parents.get(parent)
+    return parent
+
+
+def _local_anchors(ctx: FileContext, findings: list[Finding], anchor: str) -> list[tuple[ast.stmt, bool]] | None:
+    """Where the import goes in a module that imports torch only inside functions and edits
+    nothing that runs at import time (FastChat's fastchat/utils.py: a CPU-only web server
+    imports it, and only get_gpu_memory() imports torch): beside each function-local import
+    of torch, in the functions that hold an edit (or, for an edit outside them, in every
+    function that imports torch: torch runs only there), so that the module still imports
+    without torch_mlu. None for the module-level place."""
+    local: dict[int, list[ast.stmt]] = {}  # function -> its own torch imports
+    for node in ctx.imports.import_nodes:
+        if _torch_import(node, anchor) and not _under_type_checking(ctx, node):
+            function = _function_of(ctx, node)
+            if function is None:
+                return None  # torch at module level (or in a class body): the usual place
+            local.setdefault(id(function), []).append(node)
+    if not local:
+        return None
+    edits = sorted({f.edit.start for f in findings if f.edit is not None})
+    holders: set[int] = set()
+    spans = {id(fn): ctx.span(fn) for fn in ctx.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)}
+    everywhere = False
+    for at in edits:
+        around = sorted((fid for fid, (a, b) in spans.items() if a <= at < b), key=lambda fid: -spans[fid][0])
+        if not around:
+            return None  # an edit that runs at import time (or in a class body)
+        holder = next((fid for fid in around if fid in local), None)
+        if holder is None:
+            everywhere = True  # a value a function without torch gives those with it
+        else:
+            holders.add(holder)
+    chosen = local if everywhere else {fid: local[fid] for fid in holders}
+    places: list[tuple[ast.stmt, bool]] = []
+    for fid, imports in chosen.items():
+        for node in sorted(imports, key=lambda n: (n.lineno, n.col_offset)):
+            body = getattr(ctx.parents.get(node), "body", [])
+            at = next((i for i, s in enumerate(body) if s is node), -1)
+            if at > 0 and _torch_import(body[at - 1], anchor):
+                continue  # in a run of torch imports: placed with its first
+            places.append(_beside(ctx, node, anchor))
+    return places
+
+
 def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
     edited = any(f.edit for f in findings)
     for rule in rules:
@@ -162,6 +219,13 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
             continue  # a helper that only receives torch objects: its callers import torch_mlu
         message = f"import {module}" + (" (an integer device here names the target only once it is imported)"
                                         if ordinal else "")
+        places = _local_anchors(ctx, findings, anchor) if ctx.imports.binds(anchor) else None
+        if places:
+            for target, after in places:
+                added = _inserted(ctx, rule, target, after, f"import {module}  # noqa: F401", message)
+                if added is not None:
+                    findings = findings + [added]
+            continue
         target, after = _anchor(ctx, anchor)
         earlier = _first_use_before(ctx, findings, target)
         if earlier is not None:  # the module runs a converted line before torch's import
@@ -175,25 +239,33 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
                 replacement = statement + line_ending(ctx.text, 0)
             findings = findings + [ctx.finding(rule, (at, at), message, replacement=replacement)]
             continue
-        line_start = ctx.index.starts[target.lineno - 1]
-        indent = ctx.text[line_start:ctx.span(target)[0]]
-        if indent.strip():  # `x = 1; import torch`: no clean place on that line
-            continue
-        end_line, _ = ctx.index.line_col(ctx.span(target)[1])
-        line_end = ctx.index.starts[end_line] if end_line < len(ctx.index.starts) else len(ctx.text)
-        rest = ctx.text[ctx.span(target)[1]:line_end].strip()  # what follows on its line (any line ending)
-        if after and rest and not rest.startswith("#"):
-            after = False  # `import torch; torch.cuda...` on one line: put ours before it
-        if after:
-            end_line = target.end_lineno
-            line_end = ctx.index.starts[end_line] if end_line < len(ctx.index.starts) else len(ctx.text)
-            body = ctx.text[ctx.index.starts[end_line - 1]:line_end]
-            newline = body[len(body.rstrip("\r\n")):] or "\n"
-            at = line_end - (len(newline) if body.endswith(("\n", "\r")) else 0)
-            replacement = newline + indent + statement
-        else:
-            at = line_start + len(indent)
-            newline = line_ending(ctx.text, line_start)
-            replacement = statement + newline + indent
-        findings = findings + [ctx.finding(rule, (at, at), message, replacement=replacement)]
+        added = _inserted(ctx, rule, target, after, statement, message)
+        if added is not None:
+            findings = findings + [added]
     return findings
+
+
+def _inserted(ctx: FileContext, rule: Rule, target: ast.stmt, after: bool, statement: str, message: str) -> Finding | None:
+    """The finding that puts `statement` on its own line before or after `target` (None where
+    the line has no clean place for it)."""
+    line_start = ctx.index.starts[target.lineno - 1]
+    indent = ctx.text[line_start:ctx.span(target)[0]]
+    if indent.strip():  # `x = 1; import torch`: no clean place on that line
+        return None
+    end_line, _ = ctx.index.line_col(ctx.span(target)[1])
+    line_end = ctx.index.starts[end_line] if end_line < len(ctx.index.starts) else len(ctx.text)
+    rest = ctx.text[ctx.span(target)[1]:line_end].strip()  # what follows on its line (any line ending)
+    if after and rest and not rest.startswith("#"):
+        after = False  # `import torch; torch.cuda...` on one line: put ours before it
+    if after:
+        end_line = target.end_lineno
+        line_end = ctx.index.starts[end_line] if end_line < len(ctx.index.starts) else len(ctx.text)
+        body = ctx.text[ctx.index.starts[end_line - 1]:line_end]
+        newline = body[len(body.rstrip("\r\n")):] or "\n"
+        at = line_end - (len(newline) if body.endswith(("\n", "\r")) else 0)
+        replacement = newline + indent + statement
+    else:
+        at = line_start + len(indent)
+        newline = line_ending(ctx.text, line_start)
+        replacement = statement + newline + indent
+    return ctx.finding(rule, (at, at), message, replacement=replacement)
