@@ -4,8 +4,9 @@ Three cases, decided per `if` branch whose test calls a CUDA check (`checks`: qu
 names, or bare names for local helpers such as `is_torch_cuda_available`):
 
 - the branch guards CUDA-only code (its test or body uses a module in `cuda_only_modules`
-  or a literal in `cuda_only_strings`): it is kept as it is, every edit inside it is
-  turned into an `info` finding, and the guard itself is noted (`info`: keeping it is
+  or a literal in `cuda_only_strings`): it is kept as it is, every edit and report inside it is
+  turned into an `info` finding (it never runs on the target: an nvidia-smi query there is
+  nothing to port), and the guard itself is noted (`info`: keeping it is
   the port, nothing is left to do);
 - the branch is part of a device dispatch chain (another branch tests a device named in
   `other_devices`): a target branch, a converted copy of the CUDA branch testing
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_left, bisect_right
+from dataclasses import replace
 
 from porter.python.kinds import _guards as guards
 from porter.python.kinds._span_queries import SpanSet, first_containing
@@ -62,6 +64,9 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     target_check = p["target_check"].format(torch=torch_name) if torch_name else None
     seen_elifs: set[int] = set()
     keep: list[tuple[int, int, str]] = []  # (start, end, why)
+    # Regions that never run on the target (a guard of CUDA-only code, another device's
+    # branch): what is reported in them, an edit or not, is a note.
+    quiet: list[tuple[int, int, str]] = []
     extra: list[Finding] = []
     checked = guards.checked_ifs(ctx, rule)
     kept_value = guards.KeptValues(ctx, findings)
@@ -77,6 +82,7 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             other_branches.add(id(branch))
             keep.append((ctx.span(branch)[0], ctx.span(branch.body[-1])[1],
                          f"is the {device} branch (`{_quoted(ctx, branch.test)}`), another device's code"))
+            quiet.append(keep[-1])
     # `is_torch_cuda_available() and torch.version.hip is not None`: ROCm's detection.
     for both in ctx.nodes(ast.BoolOp):
         if not isinstance(both.op, ast.And):
@@ -105,6 +111,7 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
                 guards.mentions(ctx, stmt, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])) for stmt in branch.body
             ):
                 keep.append((start, end, "guards CUDA-only code"))
+                quiet.append(keep[-1])
                 # Keeping the check is the port (the guarded code cannot run on the target
                 # either way): a note, outside the default set, not something to act on.
                 extra.append(ctx.finding(rule, branch.test, "CUDA check kept: it guards CUDA-only code (a CUDA-only library or FlashAttention-2)", severity="info"))
@@ -154,7 +161,30 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             extra.append(ctx.finding(rule, node, f"{ctx.text[s:e]} is False on the target; this module does not import torch, so porter cannot write the target check here", suggestion="Import torch (and torch_mlu) and test torch.mlu.is_available().", severity="warning"))
             continue
         extra.append(ctx.finding(rule, node, f"{ctx.text[s:e]} -> {target_check}", replacement=target_check))
-    return _keep_regions(ctx, rule, findings, keep) + extra
+    return _quiet_regions(ctx, rule, _keep_regions(ctx, rule, findings, keep), quiet) + extra
+
+
+def _quiet_regions(ctx: FileContext, rule: Rule, findings: list[Finding], quiet: list[tuple[int, int, str]]) -> list[Finding]:
+    """The reports (without an edit) inside code that never runs on the target, as notes: an
+    nvidia-smi query in a branch guarded by an NVML check that stays CUDA's (ms-swift's
+    get_physical_device_count) is not something to port, as the edits kept there are not."""
+    if not quiet:
+        return findings
+    reports = [f for f in findings if f.edit is None and f.severity != "info" and f.rule != rule.code]
+    if not reports:
+        return findings
+    starts = ctx.index.starts
+
+    def offset(line: int, col: int) -> int:
+        return starts[line - 1] + col - 1 if 0 < line <= len(starts) else len(ctx.text)
+
+    spans = [(offset(f.line, f.col), offset(f.end_line or f.line, f.end_col or f.col)) for f in reports]
+    holder = first_containing([(a, b) for a, b, _ in quiet], [(a, max(a, b)) for a, b in spans])
+    region_of = {id(f): quiet[i] for f, i in zip(reports, holder) if i is not None}
+    if not region_of:
+        return findings
+    return [replace(f, severity="info", suggestion=None, message=f"kept for CUDA: {f.message} (this code {region_of[id(f)][2]})")
+            if id(f) in region_of else f for f in findings]
 
 
 _DEVICE_NAMES = {"rocm": "ROCm", "hip": "ROCm"}
