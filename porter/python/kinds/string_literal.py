@@ -25,7 +25,7 @@ rewritten with it).
 
 A device literal in a decorator (`@pytest.mark.runs_on(["cuda"])`) of a test that needs a
 CUDA-only stack (`keep_in_decorators_near`: a word found in that test's decorators, in the
-module's imports, its `pytest.importorskip(...)` calls or its path, such as sglang or megatron) is kept, with an `info` note:
+module's own imports or the test's, its `pytest.importorskip(...)` calls or its path, such as sglang or megatron) is kept, with an `info` note:
 the test cannot run on the target whatever its marker says, and the kept marker already
 keeps it off the target.
 
@@ -331,18 +331,46 @@ def _cuda_only_test(ctx: FileContext, node: ast.AST, words: tuple[str, ...] | li
     if parent is None or not any(child is d for d in parent.decorator_list):
         return None
     texts = [ctx.text[slice(*ctx.span(d))] for d in parent.decorator_list]
-    texts += [name for name in ctx.imports.bindings.values()] + [ctx.path] + _skipped_unless_importable(ctx)
+    texts += _packages_needed(ctx, parent) + [ctx.path] + _skipped_unless_importable(ctx, parent)
     lowered = " ".join(texts).lower()
     return next((w for w in words if w in lowered), None)
 
 
-def _skipped_unless_importable(ctx: FileContext) -> list[str]:
-    """The modules `pytest.importorskip("bitsandbytes")` asks for: the module's tests need
-    them as surely as an import statement says so."""
+def _owner_function(ctx: FileContext, node: ast.AST) -> ast.AST | None:
+    """The outermost function `node` is in (None at module level or in a class body)."""
+    owner, parent = None, ctx.parents.get(node)
+    while parent is not None:
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            owner = parent
+        parent = ctx.parents.get(parent)
+    return owner
+
+
+def _packages_needed(ctx: FileContext, test: ast.AST) -> list[str]:
+    """The packages the test needs by import: the top-level package of each import of the
+    module's own level or of the test itself. An import inside another test is that test's
+    need, not this one's (litgpt's tests/test_adapter.py: test_adapter_bitsandbytes imports
+    bitsandbytes; the gemma tests beside it do not need it), and a module of another
+    package that only names one (`lightning.fabric.plugins.precision.bitsandbytes`) is not it."""
+    out = []
+    for node in ctx.imports.import_nodes:
+        if _owner_function(ctx, node) not in (None, test):
+            continue
+        if isinstance(node, ast.Import):
+            out += [a.name.split(".", 1)[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.append(node.module.split(".", 1)[0])
+    return out
+
+
+def _skipped_unless_importable(ctx: FileContext, test: ast.AST) -> list[str]:
+    """The modules `pytest.importorskip("bitsandbytes")` asks for, at the module's level or in
+    the test: the tests there need them as surely as an import statement says so."""
     return [call.args[0].value for call in ctx.nodes(ast.Call)
             if isinstance(call.func, (ast.Attribute, ast.Name))
             and getattr(call.func, "attr", getattr(call.func, "id", None)) == "importorskip"
-            and call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)]
+            and call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)
+            and _owner_function(ctx, call) in (None, test)]
 
 
 def _only_named(ctx: FileContext, node: ast.AST, value: str) -> bool:
