@@ -65,7 +65,8 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     seen_elifs: set[int] = set()
     keep: list[tuple[int, int, str]] = []  # (start, end, why)
     # Regions that never run on the target (a guard of CUDA-only code, another device's
-    # branch): what is reported in them, an edit or not, is a note.
+    # branch, a choice kept with its CUDA check): what is reported in them, an edit or not,
+    # is a note.
     quiet: list[tuple[int, int, str]] = []
     extra: list[Finding] = []
     checked = guards.checked_ifs(ctx, rule)
@@ -118,7 +119,8 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
                 continue
             chosen = kept_value(branch.body)
             if chosen is not None:
-                keep.append((start, end, f"chooses {_quoted(ctx, chosen[0])}, which porter keeps"))
+                keep.append((start, end, f"chooses {_quoted(ctx, chosen[0])}, which porter keeps: it stays CUDA's"))
+                quiet.append(keep[-1])
                 extra.append(_kept_choice_note(ctx, rule, branch.test, *chosen))
                 continue
             others = [b for j, b in enumerate(chain) if j != i]
@@ -146,7 +148,8 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
         chosen = kept_value.choice(choice)
         if chosen is not None:
             s, e = ctx.span(choice)
-            keep.append((s, e, f"chooses {_quoted(ctx, chosen[0])}, which porter keeps"))
+            keep.append((s, e, f"chooses {_quoted(ctx, chosen[0])}, which porter keeps: it stays CUDA's"))
+            quiet.append(keep[-1])
             extra.append(_kept_choice_note(ctx, rule, choice.test, *chosen))
     # In-place conversion of checks that are not renamed by another rule.
     edited = SpanSet([(f.edit.start, f.edit.end) for f in findings if f.edit])
