@@ -54,7 +54,7 @@ def _reaching(ctx: FileContext, modules: tuple[str, ...]) -> dict[int, tuple[str
         foreign_calls.add(id(call))
         for value in [*call.args, *(k.value for k in call.keywords)]:
             if isinstance(value, ast.Name):
-                given.setdefault((id(enclosing_scope(ctx, value)), value.id), (qual, call.lineno))
+                given.setdefault((id(_owner(ctx, value)), value.id), (qual, call.lineno))
     if not given:
         return {}
     names = {name for _, name in given}
@@ -63,7 +63,7 @@ def _reaching(ctx: FileContext, modules: tuple[str, ...]) -> dict[int, tuple[str
     for node in ctx.nodes(ast.Name):
         if node.id not in names or not isinstance(node.ctx, ast.Load):
             continue
-        scope = enclosing_scope(ctx, node)
+        scope = _owner(ctx, node)
         if (id(scope), node.id) in given:
             scopes[id(scope)] = scope
             reads.setdefault((id(scope), node.id), []).append(node)
@@ -86,6 +86,13 @@ def _reaching(ctx: FileContext, modules: tuple[str, ...]) -> dict[int, tuple[str
             if isinstance(literal, ast.Constant) and isinstance(literal.value, str):
                 out.setdefault(id(literal), (name, callee, line))
     return out
+
+
+def _owner(ctx: FileContext, name: ast.Name) -> ast.AST:
+    """The scope whose variable `name` reads: its function's when the function binds it, else
+    the module's (a function reading a module-level setting is one of its readers too)."""
+    scope = enclosing_scope(ctx, name)
+    return scope if name.id in scope_bindings(ctx, scope) else ctx.tree
 
 
 def _setting_use(ctx: FileContext, use: ast.Name, foreign_calls: set[int]) -> bool:
