@@ -369,13 +369,19 @@ def stale_temporary(folder: str, name: str) -> bool:
         return False
     if not stat.S_ISREG(st.st_mode):
         return False
-    pid = int(m.group(2))
+    # A live process (this one, or another porter writing right now) keeps its temporaries.
+    return not process_may_live(int(m.group(2)))
+
+
+def process_may_live(pid: int) -> bool:
+    """Whether process `pid` may be alive: this process, one that answers, or one we may not
+    signal (someone else's, or not a pid at all); False only when it is proven gone."""
     if pid == os.getpid():
-        return False
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return True
-    except (PermissionError, OverflowError, OSError):
         return False
-    return False  # a live process: maybe another porter writing right now
+    except (PermissionError, OverflowError, OSError):
+        return True
+    return True

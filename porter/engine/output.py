@@ -14,7 +14,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from porter.core.files import TEMP_SUFFIX, copy_new_file, inside, plain_rel, refuse_linked_folder, write_atomically
+from porter.core.files import (TEMP_SUFFIX, copy_new_file, inside, plain_rel, process_may_live, refuse_linked_folder,
+                               write_atomically)
 from porter.engine.parallel import ForkedMap
 from porter.core.tree import walk
 
@@ -340,7 +341,7 @@ class InPlaceJournal:
         """Remove the temporaries that killed in-place runs of this SRC left, as their record
         names them; returns their paths."""
         entries = self._entries()
-        gone = [e for e in entries if e["src"] == self.src and not _alive(e["pid"])]
+        gone = [e for e in entries if e["src"] == self.src and not process_may_live(e["pid"])]
         if not gone:
             return []
         names = re.compile("|".join(rf"\A\..+\.{e['pid']}\.{e['token']}{re.escape(TEMP_SUFFIX)}\Z" for e in gone), re.S)
@@ -371,18 +372,6 @@ class InPlaceJournal:
         if self.token is not None:
             self._save([e for e in self._entries() if e.get("token") != self.token])
             self.token = None
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, OSError):
-        return True  # someone else's live process, or not a pid: not proven gone
-    return True
 
 
 def atomic_write(path: Path, data: bytes, token: str | None = None) -> None:
