@@ -24,7 +24,7 @@ from typing import TextIO
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from generate import _import_lines  # noqa: E402
-from synth_python import CUDA_BLOCKS, FILLER_BLOCKS, HEADER, TRAP_BLOCKS, Block  # noqa: E402
+from synth_python import CUDA_BLOCKS, FILLER_BLOCKS, HEADER, TRAP_BLOCKS  # noqa: E402
 
 MB = 1024 * 1024
 

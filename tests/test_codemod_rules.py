@@ -5,7 +5,6 @@ report, check findings, suppressions, selection and cache as porter's own."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import sys

@@ -8,7 +8,6 @@ tests/artifacts/ for a person to look at.
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
