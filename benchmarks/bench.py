@@ -71,8 +71,7 @@ def baseline_porter(rev: str, work: Path) -> list[str]:
     repo = HERE.parent
     folder = work / f"baseline-{rev.replace('/', '_')}"
     folder.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", rev],
-                             capture_output=True, check=False)
+    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", rev], capture_output=True, check=False)
     if archive.returncode != 0:
         sys.exit(f"--baseline {rev}: git archive failed: {archive.stderr.decode(errors='replace').strip()}")
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
@@ -97,7 +96,9 @@ class Bench:
         self.porters = {"porter": self.porter}
         if args.baseline:
             self.porters["baseline"] = baseline_porter(args.baseline, work)
-            self.notes.append(f"baseline: porter at {args.baseline} (git archive), run as {' '.join(self.porters['baseline'])}")
+            self.notes.append(
+                f"baseline: porter at {args.baseline} (git archive), run as {' '.join(self.porters['baseline'])}"
+            )
         self.check = {who: check_options(argv) for who, argv in self.porters.items()}
         for who, options in self.check.items():
             if options is None:
@@ -124,8 +125,18 @@ class Bench:
         jobs = ["--jobs", str(self.args.jobs)] if self.args.jobs else []
         cache = self.work / f"cache-{who}-{verb}-{tree.name}" if temp == "warm" else scratch / "cache"
         if verb == "convert":
-            return [*porter, "convert", str(tree.path), "--target", self.args.target,
-                    "-o", str(scratch / "out"), *jobs, "--cache-dir", str(cache)]
+            return [
+                *porter,
+                "convert",
+                str(tree.path),
+                "--target",
+                self.args.target,
+                "-o",
+                str(scratch / "out"),
+                *jobs,
+                "--cache-dir",
+                str(cache),
+            ]
         argv = [*porter, "check", str(tree.path), "--target", self.args.target]
         if "--jobs" not in options:
             jobs = []
@@ -149,8 +160,12 @@ class Bench:
         # file system's catching up is not timed as part of this run.
         os.sync()
         sampling = ["--sample-tree"] if sample_tree else []
-        done = subprocess.run([sys.executable, str(HERE / "measure.py"), str(log), *sampling, "--", *argv],
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, str(HERE / "measure.py"), str(log), *sampling, "--", *argv],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         result = json.loads(done.stdout)
         self.leftovers.append(scratch)
         result["argv"] = argv
@@ -210,13 +225,26 @@ def parse_lines(value: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lines", type=parse_lines, default=parse_lines("10k,100k,1M"),
-                        help="synthetic tree sizes, comma-separated (10000 or 10k; 'none' for no synthetic tree)")
-    parser.add_argument("--repo", action="append", default=[], help="a real checkout to time as well (repeatable; copied first)")
-    parser.add_argument("--vs", default=None, help="another converter, timed on a fresh copy of the same tree each run: "
-                        "a shell command with {src} and {out}")
-    parser.add_argument("--baseline", default=None, help="an earlier porter, a git revision of this repository (a commit, "
-                        "a tag, HEAD~3): timed in the same rounds, with porter's paired ratio over it")
+    parser.add_argument(
+        "--lines",
+        type=parse_lines,
+        default=parse_lines("10k,100k,1M"),
+        help="synthetic tree sizes, comma-separated (10000 or 10k; 'none' for no synthetic tree)",
+    )
+    parser.add_argument(
+        "--repo", action="append", default=[], help="a real checkout to time as well (repeatable; copied first)"
+    )
+    parser.add_argument(
+        "--vs",
+        default=None,
+        help="another converter, timed on a fresh copy of the same tree each run: a shell command with {src} and {out}",
+    )
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        help="an earlier porter, a git revision of this repository (a commit, "
+        "a tag, HEAD~3): timed in the same rounds, with porter's paired ratio over it",
+    )
     parser.add_argument("--repeat", type=int, default=5, help="measured rounds per tree (default 5)")
     parser.add_argument("--jobs", type=int, default=None, help="porter --jobs (default: porter's own, all cores)")
     parser.add_argument("--target", default="mlu")
@@ -242,19 +270,37 @@ def main(argv: list[str] | None = None) -> int:
             names = bench.commands()
             for round_ in range(args.repeat):
                 # Rotate the order every round so that no command always runs first.
-                for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+                for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
                     r = bench.run(name, tree)
                     runs[name].append(r)
-                    print(f"  {name:<20} round {round_ + 1}/{args.repeat}: {r['wall_s']:8.2f} s "
-                          f"{r['peak_rss_mib']:7.0f} MiB  exit {r['rc']}", file=sys.stderr, flush=True)
+                    print(
+                        f"  {name:<20} round {round_ + 1}/{args.repeat}: {r['wall_s']:8.2f} s "
+                        f"{r['peak_rss_mib']:7.0f} MiB  exit {r['rc']}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     if "log_tail" in r:
                         print(r["log_tail"], file=sys.stderr)
             bench.clean_up()
-            results += [{"tree": tree.name, "command": name, "runs": rs,
-                         "tree_pss_mib": bench.tree_memory.get((tree.name, name))} for name, rs in runs.items()]
-        meta = {"cpus": os.cpu_count(), "python": sys.version.split()[0], "porter": bench.porter,
-                "jobs": args.jobs, "repeat": args.repeat, "vs": args.vs, "baseline": args.baseline,
-                "notes": bench.notes}
+            results += [
+                {
+                    "tree": tree.name,
+                    "command": name,
+                    "runs": rs,
+                    "tree_pss_mib": bench.tree_memory.get((tree.name, name)),
+                }
+                for name, rs in runs.items()
+            ]
+        meta = {
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+            "porter": bench.porter,
+            "jobs": args.jobs,
+            "repeat": args.repeat,
+            "vs": args.vs,
+            "baseline": args.baseline,
+            "notes": bench.notes,
+        }
         print_report(trees, results, meta)
         if args.json:
             args.json.write_text(json.dumps(to_json(trees, results, meta), indent=2) + "\n")

@@ -35,10 +35,26 @@ from porter.engine.sources import MAX_FILE_MB  # noqa: E402
 
 def run(src: Path, out: Path, log: Path, *extra: str) -> dict:
     """One convert in its own wrapper: {"rc", "wall_s", "peak_rss_mib", ...} (measure.py)."""
-    porter = [sys.executable, "-P", "-m", "porter", "convert", str(src), "--target", "mlu", "-o", str(out),
-              "--force", "--no-cache", "--jobs", "1", *extra]
-    done = subprocess.run([sys.executable, str(HERE / "measure.py"), str(log), "--", *porter],
-                          capture_output=True, text=True, check=True)
+    porter = [
+        sys.executable,
+        "-P",
+        "-m",
+        "porter",
+        "convert",
+        str(src),
+        "--target",
+        "mlu",
+        "-o",
+        str(out),
+        "--force",
+        "--no-cache",
+        "--jobs",
+        "1",
+        *extra,
+    ]
+    done = subprocess.run(
+        [sys.executable, str(HERE / "measure.py"), str(log), "--", *porter], capture_output=True, text=True, check=True
+    )
     result = json.loads(done.stdout)
     if result["rc"] not in (0, 1):
         result["log_tail"] = log.read_text(errors="replace")[-1000:]
@@ -47,8 +63,10 @@ def run(src: Path, out: Path, log: Path, *extra: str) -> dict:
 
 def _row(kind: str, mb: float, limit: str, result: dict) -> str:
     cpu = result["user_s"] + result["sys_s"]
-    return (f"{kind:>9} {mb:7.2f} {limit:>8} {result['wall_s']:8.1f} {cpu:7.1f} {result['peak_rss_mib']:9.0f}"
-            f"  exit {result['rc']}")
+    return (
+        f"{kind:>9} {mb:7.2f} {limit:>8} {result['wall_s']:8.1f} {cpu:7.1f} {result['peak_rss_mib']:9.0f}"
+        f"  exit {result['rc']}"
+    )
 
 
 def slopes(points: list[tuple[float, float]]) -> tuple[float, float]:
@@ -64,8 +82,12 @@ def slopes(points: list[tuple[float, float]]) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of {', '.join(KINDS)}")
-    parser.add_argument("--sizes", default="0.1,1,10", help="MB, comma-separated, increasing, converted without a limit")
-    parser.add_argument("--huge", type=float, default=50.0, help="MB of the Python file converted with the default limit (0: none)")
+    parser.add_argument(
+        "--sizes", default="0.1,1,10", help="MB, comma-separated, increasing, converted without a limit"
+    )
+    parser.add_argument(
+        "--huge", type=float, default=50.0, help="MB of the Python file converted with the default limit (0: none)"
+    )
     parser.add_argument("--json", type=Path, help="write every run's figures here")
     args = parser.parse_args(argv)
     kinds = [k for k in args.kinds.split(",") if k]
@@ -86,8 +108,10 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(src, ignore_errors=True)
                 shutil.rmtree(work / f"{kind}-{mb:g}-out", ignore_errors=True)
                 runs.append({"kind": kind, "mb": real_mb, "limit": None, **result})
-                print(_row(kind, real_mb, "none", result) + (f"\n{result['log_tail']}" if "log_tail" in result else ""),
-                      flush=True)
+                print(
+                    _row(kind, real_mb, "none", result) + (f"\n{result['log_tail']}" if "log_tail" in result else ""),
+                    flush=True,
+                )
         if args.huge:
             src = work / "huge"
             src.mkdir()
@@ -95,9 +119,14 @@ def main(argv: list[str] | None = None) -> int:
             result = run(src, work / "huge-out", work / "log")
             runs.append({"kind": "python", "mb": real_mb, "limit": "default", **result})
             over = real_mb > MAX_FILE_MB
-            print(_row("python", real_mb, "default", result) + (" (over the limit: skipped, copied as it is)" if over else ""))
+            print(
+                _row("python", real_mb, "default", result)
+                + (" (over the limit: skipped, copied as it is)" if over else "")
+            )
         print("peak MiB: the porter process's largest resident set (measure.py)\n")
-        print(f"{'kind':>9} {'CPU s per MB':>12} {'growth':>7} {'MiB per MB':>11} {'growth':>7}   (from {sizes[0]:g} to {sizes[-1]:g} MB)")
+        print(
+            f"{'kind':>9} {'CPU s per MB':>12} {'growth':>7} {'MiB per MB':>11} {'growth':>7}   (from {sizes[0]:g} to {sizes[-1]:g} MB)"
+        )
         for kind in kinds:
             mine = [r for r in runs if r["kind"] == kind and r["limit"] is None]
             seconds = slopes([(r["mb"], r["user_s"] + r["sys_s"]) for r in mine])

@@ -85,11 +85,15 @@ def main() -> None:
         for device in ("cpu", "mlu"):
             results[device].append(run(device, args))
     med = {d: {k: statistics.median(r[k] for r in rs) for k in ("startup", "loop")} for d, rs in results.items()}
-    print(f"tiny Llama (hidden {args.hidden}, 2 layers), {args.steps} steps, {args.dtype}, {args.threads} thread(s), "
-          f"median of {args.repeat}:")
+    print(
+        f"tiny Llama (hidden {args.hidden}, 2 layers), {args.steps} steps, {args.dtype}, {args.threads} thread(s), "
+        f"median of {args.repeat}:"
+    )
     for d in ("cpu", "mlu"):
-        print(f"  {d:>3}: loop {med[d]['loop']:.2f} s ({med[d]['loop'] / args.steps * 1000:.1f} ms/step), "
-              f"start-up {med[d]['startup']:.2f} s, last loss {results[d][-1]['last_loss']:.4f}")
+        print(
+            f"  {d:>3}: loop {med[d]['loop']:.2f} s ({med[d]['loop'] / args.steps * 1000:.1f} ms/step), "
+            f"start-up {med[d]['startup']:.2f} s, last loss {results[d][-1]['last_loss']:.4f}"
+        )
     print(f"  emulated / cpu: {med['mlu']['loop'] / med['cpu']['loop']:.2f}x")
 
 

@@ -81,8 +81,12 @@ def _other_files(rng: random.Random, budget: int) -> dict[str, bytes]:
         "examples/deepspeed/ds_z2_config.json": other.DEEPSPEED_JSON.encode(),
         "legacy/gbk_tool.py": other.GBK_PYTHON.replace("@N@", "0").encode("gbk"),
     }
-    kinds = [("scripts/train_{}.sh", other.SHELL), ("examples/train_lora/llama3_lora_{}.yaml", other.TRAIN_YAML),
-             ("examples/train_lora/qwen_lora_{}.yaml", other.TRAIN_YAML), ("examples/accelerate/multi_gpu_{}.yaml", other.ACCELERATE_YAML)]
+    kinds = [
+        ("scripts/train_{}.sh", other.SHELL),
+        ("examples/train_lora/llama3_lora_{}.yaml", other.TRAIN_YAML),
+        ("examples/train_lora/qwen_lora_{}.yaml", other.TRAIN_YAML),
+        ("examples/accelerate/multi_gpu_{}.yaml", other.ACCELERATE_YAML),
+    ]
     used, n = sum(_lines(d.decode("gbk")) for d in files.values()), 0
     while used < budget:
         pattern, text = kinds[n % len(kinds)]
@@ -155,8 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.out.exists() and any(args.out.iterdir()):
         parser.error(f"{args.out} is not empty")
     stats = generate(args.out, args.lines, args.seed)
-    print(f"{args.out}: {stats.files} files, {stats.lines} lines; {stats.python_files} Python files, "
-          f"{stats.cuda_files} of them touch CUDA")
+    print(
+        f"{args.out}: {stats.files} files, {stats.lines} lines; {stats.python_files} Python files, "
+        f"{stats.cuda_files} of them touch CUDA"
+    )
     return 0
 
 

@@ -108,8 +108,11 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(reference)
         shutil.copytree(original, reference, symlinks=True)
         started = time.perf_counter()
-        subprocess.run(porter_command(["convert", str(reference), *common, str(work / "ref_report")]),
-                       check=False, capture_output=True)
+        subprocess.run(
+            porter_command(["convert", str(reference), *common, str(work / "ref_report")]),
+            check=False,
+            capture_output=True,
+        )
         durations.append(time.perf_counter() - started)
     duration = min(durations)
     new = files_of(reference)
@@ -123,8 +126,12 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(copy)
         shutil.copytree(original, copy, symlinks=True)
         delay = rng.uniform(0.0, duration * 1.1)
-        proc = subprocess.Popen(porter_command(["convert", str(copy), *common, str(work / "report")]),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            porter_command(["convert", str(copy), *common, str(work / "report")]),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         time.sleep(delay)
         finished_first = proc.poll() is not None
         try:
@@ -136,11 +143,14 @@ def main(argv: list[str] | None = None) -> int:
         temps = sum(1 for rel in files_of(copy) if rel.endswith(TEMP_SUFFIX))
         written = sum(1 for rel, data in files_of(copy).items() if rel in new and data == new[rel] and data != old[rel])
         problems = check_copy(copy, old, new, finished=False)
-        print(f"kill {kills}: after {delay:.3f} s{' (run had ended)' if finished_first else ''}: "
-              f"{written}/{changed} files new, {temps} temporaries left, {'OK' if not problems else 'BROKEN'}")
+        print(
+            f"kill {kills}: after {delay:.3f} s{' (run had ended)' if finished_first else ''}: "
+            f"{written}/{changed} files new, {temps} temporaries left, {'OK' if not problems else 'BROKEN'}"
+        )
         if not problems and kills % args.rerun_every == 0:
-            rerun = subprocess.run(porter_command(["convert", str(copy), *common, str(work / "report")]),
-                                   capture_output=True)
+            rerun = subprocess.run(
+                porter_command(["convert", str(copy), *common, str(work / "report")]), capture_output=True
+            )
             problems = check_copy(copy, old, new, finished=True)
             if rerun.returncode not in (0, 1):
                 problems.append(f"re-run exited {rerun.returncode}: {rerun.stderr.decode(errors='replace')[-300:]}")
@@ -150,8 +160,10 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join("  " + p for p in problems[:20]))
             print(f"kept for inspection: {copy}")
             return 1
-    print(f"summary: {kills} kills, {reruns} complete re-runs, every file old or new and parsing; "
-          f"{time.monotonic() - deadline + args.seconds:.0f} s")
+    print(
+        f"summary: {kills} kills, {reruns} complete re-runs, every file old or new and parsing; "
+        f"{time.monotonic() - deadline + args.seconds:.0f} s"
+    )
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

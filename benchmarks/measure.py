@@ -64,9 +64,18 @@ def main(argv: list[str]) -> int:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     # ru_maxrss is in KiB on Linux, in bytes on macOS.
     peak = usage.ru_maxrss / (1 << 20) if sys.platform == "darwin" else usage.ru_maxrss / 1024
-    print(json.dumps({"rc": rc, "wall_s": wall, "peak_rss_mib": peak,
-                      "tree_pss_mib": None if tree_peak is None else tree_peak / 1024,
-                      "user_s": usage.ru_utime, "sys_s": usage.ru_stime}))
+    print(
+        json.dumps(
+            {
+                "rc": rc,
+                "wall_s": wall,
+                "peak_rss_mib": peak,
+                "tree_pss_mib": None if tree_peak is None else tree_peak / 1024,
+                "user_s": usage.ru_utime,
+                "sys_s": usage.ru_stime,
+            }
+        )
+    )
     return 0
 
 

@@ -36,7 +36,9 @@ def outputs(porter: list[str], tree: Path, target: str, out: Path, keep_as: Path
     done = run_porter(porter, ["convert", str(tree), "--target", target, "-o", str(out), "--no-cache"])
     if out.exists():
         shutil.move(str(out), str(keep_as))
-    check = run_porter(porter, ["check", str(tree), "--target", target, "--format", "json", "--no-cache", "--exit-zero"])
+    check = run_porter(
+        porter, ["check", str(tree), "--target", target, "--format", "json", "--no-cache", "--exit-zero"]
+    )
     return done.returncode, check.stdout
 
 
@@ -66,7 +68,10 @@ def main() -> int:
 
     work = args.workdir or Path(tempfile.mkdtemp(prefix="porter-same-"))
     work.mkdir(parents=True, exist_ok=True)
-    porters = {"baseline": baseline_porter(args.baseline, work), "this": args.porter.split() if args.porter else default_porter()}
+    porters = {
+        "baseline": baseline_porter(args.baseline, work),
+        "this": args.porter.split() if args.porter else default_porter(),
+    }
     same = True
     try:
         for tree in args.repo:
@@ -77,16 +82,22 @@ def main() -> int:
                     kept[who] = work / who / f"{tree.name}-{target}"
                     kept[who].parent.mkdir(parents=True, exist_ok=True)
                     results[who] = outputs(porter, tree, target, work / f"{tree.name}_{target}", kept[who])
-                diffs = differing(kept["baseline"], kept["this"]) if all(p.exists() for p in kept.values()) else ["(no OUT)"]
+                diffs = (
+                    differing(kept["baseline"], kept["this"])
+                    if all(p.exists() for p in kept.values())
+                    else ["(no OUT)"]
+                )
                 codes = [results[w][0] for w in porters]
                 check_same = results["baseline"][1] == results["this"][1]
                 ok = not diffs and codes[0] == codes[1] and check_same
                 same &= ok
                 files = sum(1 for p in kept["this"].rglob("*") if p.is_file()) if kept["this"].exists() else 0
-                print(f"{'same' if ok else 'DIFFERS'}  {tree.name} {target}: {files} files of OUT"
-                      f"{'' if not diffs else f', {len(diffs)} differ: ' + ', '.join(diffs[:8])}"
-                      f"{'' if codes[0] == codes[1] else f', convert exit {codes[0]} -> {codes[1]}'}"
-                      f"{'' if check_same else ', check --format json differs'}")
+                print(
+                    f"{'same' if ok else 'DIFFERS'}  {tree.name} {target}: {files} files of OUT"
+                    f"{'' if not diffs else f', {len(diffs)} differ: ' + ', '.join(diffs[:8])}"
+                    f"{'' if codes[0] == codes[1] else f', convert exit {codes[0]} -> {codes[1]}'}"
+                    f"{'' if check_same else ', check --format json differs'}"
+                )
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -58,8 +58,10 @@ def yaml_file(out: TextIO, size: int) -> None:
     out.write("model_name_or_path: meta-llama/Llama-3.2-1B\nddp_backend: nccl\nbf16: true\nruns:\n")
     written, i = 0, 0
     while written < size:
-        text = (f"  - name: run_{i:07d}\n    device: cuda:{i % 8}\n    learning_rate: 1.0e-4\n"
-                f"    dataset: alpaca_en_demo\n    notes: \"sweep point {i}, seed {i * 7}\"\n")
+        text = (
+            f"  - name: run_{i:07d}\n    device: cuda:{i % 8}\n    learning_rate: 1.0e-4\n"
+            f'    dataset: alpaca_en_demo\n    notes: "sweep point {i}, seed {i * 7}"\n'
+        )
         out.write(text)
         written += len(text)
         i += 1
@@ -69,8 +71,11 @@ def json_file(out: TextIO, size: int) -> None:
     out.write('{\n  "train_micro_batch_size_per_gpu": 1,\n  "zero_optimization": {\n    "stage": 2\n  },\n  "runs": [')
     written, i = 0, 0
     while written < size:
-        text = ("\n    {\n" f'      "name": "run_{i:07d}",\n      "device": "cuda:{i % 8}",\n'
-                f'      "lr": 0.0001,\n      "notes": "sweep point {i}, seed {i * 7}"\n    }}')
+        text = (
+            "\n    {\n"
+            f'      "name": "run_{i:07d}",\n      "device": "cuda:{i % 8}",\n'
+            f'      "lr": 0.0001,\n      "notes": "sweep point {i}, seed {i * 7}"\n    }}'
+        )
         out.write(("," if i else "") + text)
         written += len(text) + 1
         i += 1
@@ -91,15 +96,19 @@ def notebook_file(out: TextIO, size: int) -> None:
     written = 0
     for n, (_, text) in enumerate(_blocks()):
         stream = {"name": "stdout", "output_type": "stream", "text": [f"step {n}: loss {1 / (n + 1):.6f}\n"]}
-        for cell in (code(text.strip("\n"), n + 2, [stream]),
-                     {"cell_type": "markdown", "metadata": {}, "source": [f"Block {n}: what it does and why.\n"]}):
+        for cell in (
+            code(text.strip("\n"), n + 2, [stream]),
+            {"cell_type": "markdown", "metadata": {}, "source": [f"Block {n}: what it does and why.\n"]},
+        ):
             chunk = ",\n" + _cell(cell)
             out.write(chunk)
             written += len(chunk)
         if written >= size:
             break
-    meta = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"}}
+    meta = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    }
     out.write('\n ],\n "metadata": ' + json.dumps(meta) + ',\n "nbformat": 4,\n "nbformat_minor": 5\n}\n')
 
 

@@ -6,7 +6,7 @@ counterpart in a training repository (tens of lines).
 
 from __future__ import annotations
 
-SHELL = '''#!/bin/bash
+SHELL = """#!/bin/bash
 # Fine-tune run @N@: two GPUs on one node.
 # Usage: bash scripts/train_@N@.sh [MODEL] [OUTPUT]
 set -euo pipefail
@@ -45,9 +45,9 @@ for step in 500 1000 1500; do
     echo "evaluating checkpoint-${step}"
     python src/evaluate.py --checkpoint ${OUTPUT}/checkpoint-${step} --task mmlu
 done
-'''
+"""
 
-REQUIREMENTS_BASE = '''# Core dependencies of the synthetic training package.
+REQUIREMENTS_BASE = """# Core dependencies of the synthetic training package.
 transformers>=4.45.0,<=4.52.4
 datasets>=2.16.0,<=3.6.0
 accelerate>=0.34.0,<=1.7.0
@@ -71,9 +71,9 @@ numpy<2.0.0
 av
 librosa
 tyro<0.9.0
-'''
+"""
 
-REQUIREMENTS_GPU = '''-r base.txt
+REQUIREMENTS_GPU = """-r base.txt
 --extra-index-url https://download.pytorch.org/whl/cu121
 torch==2.3.1+cu121
 torchvision==0.18.1+cu121
@@ -87,9 +87,9 @@ auto-gptq>=0.5.0
 autoawq
 apex @ git+https://github.com/NVIDIA/apex.git
 unsloth[cu121-torch230]
-'''
+"""
 
-TRAIN_YAML = '''### model
+TRAIN_YAML = """### model
 model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct
 quantization_bit: 4
 quantization_method: bitsandbytes
@@ -128,9 +128,9 @@ bf16: true
 flash_attn: fa2
 device: cuda
 ddp_timeout: 180000000
-'''
+"""
 
-ACCELERATE_YAML = '''compute_environment: LOCAL_MACHINE
+ACCELERATE_YAML = """compute_environment: LOCAL_MACHINE
 debug: false
 distributed_type: MULTI_GPU
 downcast_bf16: 'no'
@@ -146,9 +146,9 @@ tpu_env: []
 tpu_use_cluster: false
 tpu_use_sudo: false
 use_cpu: false
-'''
+"""
 
-DEEPSPEED_JSON = '''{
+DEEPSPEED_JSON = """{
   "train_batch_size": "auto",
   "train_micro_batch_size_per_gpu": "auto",
   "gradient_accumulation_steps": "auto",
@@ -180,7 +180,7 @@ DEEPSPEED_JSON = '''{
     "round_robin_gradients": true
   }
 }
-'''
+"""
 
 # Encoded as GBK with a coding line: porter must write it back in its own encoding.
 GBK_PYTHON = '''# -*- coding: gbk -*-

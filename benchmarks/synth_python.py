@@ -23,22 +23,30 @@ def _b(imports: str, text: str) -> Block:
 
 
 CUDA_BLOCKS = [
-    _b("import torch", '''
+    _b(
+        "import torch",
+        '''
 def pick_device_@N@(local_rank: int = 0) -> "torch.device":
     """Return this rank's accelerator, or the CPU when there is none."""
     if torch.cuda.is_available():
         torch.cuda.set_device(local_rank)
         return torch.device("cuda", local_rank)
     return torch.device("cpu")
-'''),
-    _b("import torch", '''
+''',
+    ),
+    _b(
+        "import torch",
+        """
 def device_names_@N@(rank: int, local_rank: int) -> list:
     names = ["cuda", 'cuda:0', f"cuda:{local_rank}", "cuda:{}".format(rank)]
     names.append("cuda:" + str(rank))
     names.append(torch.device(f"cuda:{torch.cuda.current_device()}"))
     return names
-'''),
-    _b("import torch", '''
+""",
+    ),
+    _b(
+        "import torch",
+        """
 DEVICE_@N@ = "cuda" if torch.cuda.is_available() else "cpu"
 
 
@@ -48,8 +56,11 @@ def default_device_@N@() -> str:
     else:
         device = "cpu"
     return device
-'''),
-    _b("import torch", '''
+""",
+    ),
+    _b(
+        "import torch",
+        """
 def to_accelerator_@N@(model, batch, local_rank: int = 0):
     model = model.half().cuda()
     inputs = {k: v.cuda(local_rank) for k, v in batch.items()}
@@ -58,8 +69,11 @@ def to_accelerator_@N@(model, batch, local_rank: int = 0):
     if inputs["input_ids"].device.type == "cuda":
         torch.cuda.synchronize()
     return model.cuda(), inputs
-'''),
-    _b("import torch\nfrom torch.cuda.amp import GradScaler, autocast", '''
+""",
+    ),
+    _b(
+        "import torch\nfrom torch.cuda.amp import GradScaler, autocast",
+        """
 def train_step_@N@(model, batch, optimizer, scaler: "GradScaler"):
     with autocast(dtype=torch.float16):
         loss = model(**batch).loss
@@ -74,8 +88,11 @@ def train_step_@N@(model, batch, optimizer, scaler: "GradScaler"):
 def eval_step_@N@(model, batch):
     with torch.cuda.amp.autocast(enabled=True):
         return model(**batch).logits.float()
-'''),
-    _b("import torch\nfrom torch.cuda.amp import custom_bwd, custom_fwd", '''
+""",
+    ),
+    _b(
+        "import torch\nfrom torch.cuda.amp import custom_bwd, custom_fwd",
+        """
 class ScaledMul@N@(torch.autograd.Function):
     @staticmethod
     @custom_fwd
@@ -87,8 +104,11 @@ class ScaledMul@N@(torch.autograd.Function):
     @custom_bwd
     def backward(ctx, grad):
         return grad * ctx.scale, None
-'''),
-    _b("import torch\nfrom transformers.utils import is_torch_npu_available, is_torch_xpu_available", '''
+""",
+    ),
+    _b(
+        "import torch\nfrom transformers.utils import is_torch_npu_available, is_torch_xpu_available",
+        """
 def get_current_device_@N@() -> "torch.device":
     if is_torch_xpu_available():
         device = "xpu:{}".format(torch.xpu.current_device())
@@ -99,8 +119,11 @@ def get_current_device_@N@() -> "torch.device":
     else:
         device = "cpu"
     return torch.device(device)
-'''),
-    _b("import os\nimport torch\nimport torch.distributed as dist", '''
+""",
+    ),
+    _b(
+        "import os\nimport torch\nimport torch.distributed as dist",
+        """
 def init_distributed_@N@(args) -> None:
     args.dist_backend = "nccl"
     backend = getattr(args, "backend", "nccl")
@@ -110,8 +133,11 @@ def init_distributed_@N@(args) -> None:
     torch.cuda.set_device(local_rank)
     dist.barrier(device_ids=[local_rank])
     return backend
-'''),
-    _b("import os", '''
+""",
+    ),
+    _b(
+        "import os",
+        """
 def configure_env_@N@(gpus: str, port: int) -> str:
     os.environ["CUDA_VISIBLE_DEVICES"] = gpus
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
@@ -120,8 +146,11 @@ def configure_env_@N@(gpus: str, port: int) -> str:
     os.environ["TORCH_NCCL_AVOID_RECORD_STREAMS"] = "1"
     os.environ["NCCL_P2P_DISABLE"] = "1"
     return f"CUDA_VISIBLE_DEVICES={visible} torchrun --master_port {port} train.py"
-'''),
-    _b("import torch", '''
+""",
+    ),
+    _b(
+        "import torch",
+        """
 def choose_dtype_@N@(prefer_bf16: bool = True) -> "torch.dtype":
     if prefer_bf16 and torch.cuda.is_bf16_supported():
         return torch.bfloat16
@@ -130,8 +159,11 @@ def choose_dtype_@N@(prefer_bf16: bool = True) -> "torch.dtype":
     if torch.version.cuda is not None and torch.version.cuda.startswith("11"):
         return torch.float16
     return torch.float32
-'''),
-    _b("import torch\nfrom transformers import BitsAndBytesConfig", '''
+""",
+    ),
+    _b(
+        "import torch\nfrom transformers import BitsAndBytesConfig",
+        """
 def quantization_config_@N@(bits: int):
     try:
         import bitsandbytes as bnb
@@ -142,14 +174,20 @@ def quantization_config_@N@(bits: int):
     if bits == 8 and bnb is not None:
         return BitsAndBytesConfig(load_in_8bit=True)
     return None
-'''),
-    _b("import bitsandbytes as bnb\nfrom peft import prepare_model_for_kbit_training", '''
+""",
+    ),
+    _b(
+        "import bitsandbytes as bnb\nfrom peft import prepare_model_for_kbit_training",
+        """
 def build_optimizer_@N@(model, lr: float = 2e-5):
     model = prepare_model_for_kbit_training(model)
     params = [p for p in model.parameters() if p.requires_grad]
     return bnb.optim.AdamW8bit(params, lr=lr, betas=(0.9, 0.95))
-'''),
-    _b("from transformers import AutoModelForCausalLM", '''
+""",
+    ),
+    _b(
+        "from transformers import AutoModelForCausalLM",
+        """
 def load_model_@N@(name: str, flash: bool = True):
     try:
         import flash_attn  # noqa: F401
@@ -160,16 +198,22 @@ def load_model_@N@(name: str, flash: bool = True):
     if flash and has_fa:
         kwargs["attn_implementation"] = "flash_attention_2"
     return AutoModelForCausalLM.from_pretrained(name, **kwargs)
-'''),
-    _b("import torch\nfrom transformers import AutoModelForCausalLM", '''
+""",
+    ),
+    _b(
+        "import torch\nfrom transformers import AutoModelForCausalLM",
+        """
 def load_for_inference_@N@(path: str, ckpt: str):
     model = AutoModelForCausalLM.from_pretrained(path, device_map={"": "cuda:0"}, use_flash_attention_2=True)
     state = torch.load(ckpt, map_location="cuda")
     model.load_state_dict(state, strict=False)
     other = AutoModelForCausalLM.from_pretrained(path, device_map={"": torch.cuda.current_device()})
     return model, other
-'''),
-    _b("import logging\nimport torch", '''
+""",
+    ),
+    _b(
+        "import logging\nimport torch",
+        """
 def generate_safely_@N@(model, inputs, logger: logging.Logger):
     try:
         return model.generate(**inputs, max_new_tokens=128)
@@ -179,8 +223,11 @@ def generate_safely_@N@(model, inputs, logger: logging.Logger):
         used = torch.cuda.memory_allocated() / 2**30
         logger.info("allocated after cleanup: %.2f GiB", used)
         return None
-'''),
-    _b("import torch\nfrom torch.profiler import ProfilerActivity, profile", '''
+""",
+    ),
+    _b(
+        "import torch\nfrom torch.profiler import ProfilerActivity, profile",
+        """
 def time_forward_@N@(model, batch) -> float:
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
@@ -191,70 +238,100 @@ def time_forward_@N@(model, batch) -> float:
         end.record()
     torch.cuda.synchronize()
     return start.elapsed_time(end)
-'''),
-    _b("import torch as th", '''
+""",
+    ),
+    _b(
+        "import torch as th",
+        """
 def count_devices_@N@() -> int:
     if not th.cuda.is_available():
         return 0
     return th.cuda.device_count()
-'''),
-    _b("from torch import cuda", '''
+""",
+    ),
+    _b(
+        "from torch import cuda",
+        """
 def free_memory_@N@() -> int:
     if cuda.is_available():
         cuda.empty_cache()
         return cuda.mem_get_info()[0]
     return 0
-'''),
-    _b("import torch.cuda as tc\nfrom torch.cuda import amp", '''
+""",
+    ),
+    _b(
+        "import torch.cuda as tc\nfrom torch.cuda import amp",
+        """
 def reset_peak_@N@() -> int:
     tc.reset_peak_memory_stats()
     scaler = amp.GradScaler()
     return tc.max_memory_allocated() + int(scaler.get_scale())
-'''),
-    _b("import torch.backends.cudnn as cudnn", '''
+""",
+    ),
+    _b(
+        "import torch.backends.cudnn as cudnn",
+        """
 def set_deterministic_@N@(seed: int) -> None:
     cudnn.benchmark = True
     cudnn.deterministic = False
     import torch
     torch.manual_seed(seed)
     torch.cuda.manual_seed_all(seed)
-'''),
-    _b("import torch", '''
+""",
+    ),
+    _b(
+        "import torch",
+        """
 def device_module_@N@(device_type: str = "cuda"):
     module = getattr(torch, device_type, torch.cuda)
     fallback = getattr(torch, "cuda")
     return module if hasattr(module, "device_count") else fallback
-'''),
-    _b("import torch\nfrom torch.utils.data import DataLoader", '''
+""",
+    ),
+    _b(
+        "import torch\nfrom torch.utils.data import DataLoader",
+        """
 def make_loader_@N@(dataset, batch_size: int, device: str = "cuda") -> DataLoader:
     return DataLoader(dataset, batch_size=batch_size, pin_memory=True, pin_memory_device="cuda")
 
 
 def autocast_context_@N@(enabled: bool):
     return torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=enabled)
-'''),
-    _b("import argparse", '''
+""",
+    ),
+    _b(
+        "import argparse",
+        """
 def add_device_args_@N@(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"], help="where to train")
     parser.add_argument("--dist_backend", default="nccl")
     parser.add_argument("--flash_attn", default="fa2", choices=["auto", "disabled", "sdpa", "fa2"])
-'''),
-    _b("from transformers.utils import is_torch_cuda_available", '''
+""",
+    ),
+    _b(
+        "from transformers.utils import is_torch_cuda_available",
+        """
 def accelerator_count_@N@() -> int:
     if is_torch_cuda_available():
         import torch
         return torch.cuda.device_count()
     return 0
-'''),
-    _b("from typing import TYPE_CHECKING\nimport torch", '''
+""",
+    ),
+    _b(
+        "from typing import TYPE_CHECKING\nimport torch",
+        """
 if TYPE_CHECKING:
     from torch.cuda import Stream
 
 
 def side_stream_@N@() -> "Stream":
     return torch.cuda.current_stream()
-'''),
-    _b("import torch", '''
+""",
+    ),
+    _b(
+        "import torch",
+        """
 try:
     from torch.cuda.amp import GradScaler as Scaler@N@
 except ImportError:
@@ -263,12 +340,15 @@ except ImportError:
 
 def make_scaler_@N@(enabled: bool):
     return Scaler@N@(enabled=enabled) if Scaler@N@ is not None else torch.amp.GradScaler("cuda")
-'''),
+""",
+    ),
 ]
 
 
 TRAP_BLOCKS = [
-    _b("import torch", '''
+    _b(
+        "import torch",
+        '''
 def move_batch_@N@(batch: dict, device) -> dict:
     """Move every tensor of `batch` to `device`.
 
@@ -279,15 +359,21 @@ def move_batch_@N@(batch: dict, device) -> dict:
     """
     # CUDA tensors are moved asynchronously; CPU tensors are copied.
     return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
-'''),
-    _b("import logging", '''
+''',
+    ),
+    _b(
+        "import logging",
+        """
 def warn_no_accelerator_@N@(logger: logging.Logger, cuda_enabled: bool, use_cuda_amp: bool) -> None:
     if not cuda_enabled:
         logger.warning("CUDA environment was not detected.")
     if use_cuda_amp:
         logger.info("Mixed precision on accelerators (CUDA/NPU) is enabled.")
-'''),
-    _b("from enum import Enum", '''
+""",
+    ),
+    _b(
+        "from enum import Enum",
+        """
 class ErrorCode@N@(Enum):
     OK = 0
     CUDA_OUT_OF_MEMORY = 1
@@ -295,8 +381,11 @@ class ErrorCode@N@(Enum):
 
 
 LOCALES_@N@ = {"warn_no_cuda": {"en": "CUDA environment was not detected.", "zh": "未检测到 CUDA 环境。"}}
-'''),
-    _b("", '''
+""",
+    ),
+    _b(
+        "",
+        '''
 class CudaFusedMoEKernel@N@:
     """Stands in for a kernel registry keyed on the CUDA device type; the key must stay."""
 
@@ -304,8 +393,11 @@ class CudaFusedMoEKernel@N@:
 
     def update_weight_cuda_ipc(self, handles: list) -> int:
         return len(handles)
-'''),
-    _b("", '''
+''',
+    ),
+    _b(
+        "",
+        """
 def training_arguments_@N@(num_gpus: int, per_gpu_train_batch_size: int) -> dict:
     return {
         "half_precision_backend": "cuda_amp",
@@ -315,8 +407,11 @@ def training_arguments_@N@(num_gpus: int, per_gpu_train_batch_size: int) -> dict
         "docs": "https://developer.nvidia.com/cuda-downloads",
         "eval_tasks": ["mmlu", "cmmlu", "ceval"],
     }
-'''),
-    _b("import random", '''
+""",
+    ),
+    _b(
+        "import random",
+        """
 def restore_rng_@N@(checkpoint_rng_state: dict) -> None:
     random.setstate(checkpoint_rng_state["python"])
     cuda_state = checkpoint_rng_state["cuda"]
@@ -326,8 +421,11 @@ def restore_rng_@N@(checkpoint_rng_state: dict) -> None:
 
 def is_h100_@N@(device_name: str) -> bool:
     return "NVIDIA H100" in device_name
-'''),
-    _b("import torch\nfrom transformers.utils import is_torch_cuda_available, is_torch_npu_available", '''
+""",
+    ),
+    _b(
+        "import torch\nfrom transformers.utils import is_torch_cuda_available, is_torch_npu_available",
+        """
 def fused_kernels_enabled_@N@() -> bool:
     if is_torch_npu_available():
         torch.npu.set_compile_mode(jit_compile=False)
@@ -339,12 +437,15 @@ def fused_kernels_enabled_@N@() -> bool:
             return False
         return True
     return False
-'''),
+""",
+    ),
 ]
 
 
 FILLER_BLOCKS = [
-    _b("from dataclasses import dataclass, field", '''
+    _b(
+        "from dataclasses import dataclass, field",
+        '''
 @dataclass
 class DataArguments@N@:
     """Which data to train on and how to cut it."""
@@ -367,8 +468,11 @@ class DataArguments@N@:
             raise ValueError("Streaming mode requires an integer val_size.")
         if self.mix_strategy not in ("concat", "interleave_under", "interleave_over"):
             raise ValueError(f"Unknown mix strategy: {self.mix_strategy}")
-'''),
-    _b("import argparse", '''
+''',
+    ),
+    _b(
+        "import argparse",
+        """
 def build_parser_@N@() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description="Prepare and tokenize a dataset.")
     parser.add_argument("--input", required=True, help="a JSON lines file")
@@ -379,8 +483,11 @@ def build_parser_@N@() -> argparse.ArgumentParser:
     parser.add_argument("--lowercase", action="store_true")
     parser.add_argument("--template", default="default", choices=["default", "chatml", "llama3"])
     return parser
-'''),
-    _b("import json\nfrom pathlib import Path", '''
+""",
+    ),
+    _b(
+        "import json\nfrom pathlib import Path",
+        '''
 def read_jsonl_@N@(path: Path, limit: int | None = None) -> list[dict]:
     """Read up to `limit` records, skipping blank and malformed lines."""
     records: list[dict] = []
@@ -396,8 +503,11 @@ def read_jsonl_@N@(path: Path, limit: int | None = None) -> list[dict]:
             if limit is not None and len(records) >= limit:
                 break
     return records
-'''),
-    _b("", '''
+''',
+    ),
+    _b(
+        "",
+        '''
 def pack_sequences_@N@(lengths: list[int], capacity: int) -> list[list[int]]:
     """Greedy first-fit packing of sequence indices into bins of `capacity` tokens."""
     bins: list[list[int]] = []
@@ -413,16 +523,22 @@ def pack_sequences_@N@(lengths: list[int], capacity: int) -> list[list[int]]:
             bins.append([index])
             space.append(capacity - size)
     return bins
-'''),
-    _b("import math", '''
+''',
+    ),
+    _b(
+        "import math",
+        """
 def cosine_schedule_@N@(step: int, warmup: int, total: int, base_lr: float, min_ratio: float = 0.1) -> float:
     if step < warmup:
         return base_lr * (step + 1) / max(1, warmup)
     progress = (step - warmup) / max(1, total - warmup)
     cosine = 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
     return base_lr * (min_ratio + (1.0 - min_ratio) * cosine)
-'''),
-    _b("import logging\nimport sys", '''
+""",
+    ),
+    _b(
+        "import logging\nimport sys",
+        """
 def get_logger_@N@(name: str, level: int = logging.INFO) -> logging.Logger:
     logger = logging.getLogger(name)
     if not logger.handlers:
@@ -433,8 +549,11 @@ def get_logger_@N@(name: str, level: int = logging.INFO) -> logging.Logger:
     logger.setLevel(level)
     logger.propagate = False
     return logger
-'''),
-    _b("from collections import defaultdict", '''
+""",
+    ),
+    _b(
+        "from collections import defaultdict",
+        '''
 class MetricTracker@N@:
     """Running means of named metrics, reset at every logging step."""
 
@@ -453,8 +572,11 @@ class MetricTracker@N@:
     def reset(self) -> None:
         self.sums.clear()
         self.counts.clear()
-'''),
-    _b("import re", '''
+''',
+    ),
+    _b(
+        "import re",
+        """
 _SPACES_@N@ = re.compile(r"\\s+")
 _URL_@N@ = re.compile(r"https?://\\S+")
 
@@ -464,8 +586,11 @@ def normalize_text_@N@(text: str, lowercase: bool = False, strip_urls: bool = Tr
         text = _URL_@N@.sub(" ", text)
     text = _SPACES_@N@.sub(" ", text).strip()
     return text.lower() if lowercase else text
-'''),
-    _b("from typing import Any", '''
+""",
+    ),
+    _b(
+        "from typing import Any",
+        """
 def collate_@N@(features: list[dict[str, Any]], pad_id: int, label_pad: int = -100) -> dict[str, list]:
     longest = max(len(f["input_ids"]) for f in features)
     batch: dict[str, list] = {"input_ids": [], "attention_mask": [], "labels": []}
@@ -476,8 +601,11 @@ def collate_@N@(features: list[dict[str, Any]], pad_id: int, label_pad: int = -1
         labels = f.get("labels", f["input_ids"])
         batch["labels"].append(labels + [label_pad] * pad)
     return batch
-'''),
-    _b("import os\nimport json", '''
+""",
+    ),
+    _b(
+        "import os\nimport json",
+        """
 def save_config_@N@(config: dict, output_dir: str, name: str = "training_args.json") -> str:
     os.makedirs(output_dir, exist_ok=True)
     path = os.path.join(output_dir, name)
@@ -492,8 +620,11 @@ def load_config_@N@(path: str) -> dict:
         raise FileNotFoundError(f"no config at {path}")
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
-'''),
-    _b("from dataclasses import dataclass", '''
+""",
+    ),
+    _b(
+        "from dataclasses import dataclass",
+        '''
 @dataclass(frozen=True)
 class Template@N@:
     """A chat template: how roles and turns become one string."""
@@ -510,8 +641,11 @@ class Template@N@:
             prefix = self.user_prefix if message["role"] == "user" else self.assistant_prefix
             parts.append(prefix + message["content"])
         return self.separator.join(parts)
-'''),
-    _b("import hashlib\nfrom pathlib import Path", '''
+''',
+    ),
+    _b(
+        "import hashlib\nfrom pathlib import Path",
+        """
 def file_digest_@N@(path: Path, chunk: int = 1 << 20) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -526,8 +660,11 @@ def file_digest_@N@(path: Path, chunk: int = 1 << 20) -> str:
 def find_checkpoints_@N@(output_dir: Path, prefix: str = "checkpoint") -> list[Path]:
     found = [p for p in output_dir.glob(f"{prefix}-*") if p.is_dir()]
     return sorted(found, key=lambda p: int(p.name.rsplit("-", 1)[-1]))
-'''),
-    _b("", '''
+""",
+    ),
+    _b(
+        "",
+        """
 def split_dataset_@N@(records: list, val_size: float, seed: int = 42) -> tuple[list, list]:
     import random
 
@@ -539,11 +676,12 @@ def split_dataset_@N@(records: list, val_size: float, seed: int = 42) -> tuple[l
     train = [records[i] for i in order[:cut]]
     val = [records[i] for i in order[cut:]]
     return train, val
-'''),
+""",
+    ),
 ]
 
 
-HEADER = '''# Copyright 2025 the synthetic benchmark authors.
+HEADER = """# Copyright 2025 the synthetic benchmark authors.
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
 # you may not use this file except in compliance with the License.
@@ -554,4 +692,4 @@ HEADER = '''# Copyright 2025 the synthetic benchmark authors.
 # Unless required by applicable law or agreed to in writing, software
 # distributed under the License is distributed on an "AS IS" BASIS,
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-'''
+"""

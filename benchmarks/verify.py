@@ -43,8 +43,12 @@ def run(python: str, out: Path, args: argparse.Namespace, env: dict) -> dict:
     if proc.returncode != 0:
         raise SystemExit(f"porter verify failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
     data = json.loads(proc.stdout)
-    return {"wall": wall, "phases": data.get("phases", {}), "modules": data["summary"]["modules_by_status"],
-            "findings": data["summary"]["findings_by_severity"]}
+    return {
+        "wall": wall,
+        "phases": data.get("phases", {}),
+        "modules": data["summary"]["modules_by_status"],
+        "findings": data["summary"]["findings_by_severity"],
+    }
 
 
 def main() -> None:
@@ -57,8 +61,11 @@ def main() -> None:
     args = p.parse_args()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     # The build, untimed: `porter run` builds it when missing.
-    subprocess.run([args.python, "-m", "porter", "run", "--emulate", "mlu", "--", args.python, "-c", "import torch_mlu"],
-                   env=env, check=True)
+    subprocess.run(
+        [args.python, "-m", "porter", "run", "--emulate", "mlu", "--", args.python, "-c", "import torch_mlu"],
+        env=env,
+        check=True,
+    )
     runs = [run(args.python, args.out, args, env) for _ in range(args.repeat)]
     print(f"porter verify {args.out} ({args.python}), {os.cpu_count()} cores, median of {args.repeat}:")
     walls = [r["wall"] for r in runs]

@@ -62,15 +62,23 @@ class CheckReport:
             out[f.severity] += 1
         return out
 
-    def render(self, fmt: Literal["text", "json", "sarif", "github"] = "text", color: bool = False,
-               summary: bool = True) -> str:
+    def render(
+        self, fmt: Literal["text", "json", "sarif", "github"] = "text", color: bool = False, summary: bool = True
+    ) -> str:
         """The findings as `porter check --format FMT` prints them (`summary=False`: --quiet)."""
         from porter.check.formats import RENDERERS
         from porter.check.shown import Shown, display_root
         from porter.rules import load_rules
 
-        shown = Shown(self.result, load_rules(self.target, self.settings.project_rules), self.checked, self.accepted, display_root(self.root), color,
-                      summary)
+        shown = Shown(
+            self.result,
+            load_rules(self.target, self.settings.project_rules),
+            self.checked,
+            self.accepted,
+            display_root(self.root),
+            color,
+            summary,
+        )
         return RENDERERS[fmt](shown)
 
 
@@ -107,13 +115,25 @@ def _paths(paths: PathLike | Sequence[PathLike]) -> list[Path]:
     return [Path(p) for p in paths] or [Path(".")]
 
 
-def check(paths: PathLike | Sequence[PathLike] = ".", target: str | None = None, *,
-          target_version: str | None = None, select: str | Iterable[str] | None = None,
-          extend_select: str | Iterable[str] | None = None, ignore: str | Iterable[str] | None = None,
-          exclude: str | Iterable[str] | None = None, extend_exclude: str | Iterable[str] | None = None,
-          respect_gitignore: bool | None = None, force_exclude: bool = False, baseline: PathLike | None = None,
-          fail_on: Literal["error", "warning"] | None = None, config: bool | PathLike = True,
-          jobs: int | None = None, cache_dir: PathLike | None = None, settings: Settings | None = None) -> CheckReport:
+def check(
+    paths: PathLike | Sequence[PathLike] = ".",
+    target: str | None = None,
+    *,
+    target_version: str | None = None,
+    select: str | Iterable[str] | None = None,
+    extend_select: str | Iterable[str] | None = None,
+    ignore: str | Iterable[str] | None = None,
+    exclude: str | Iterable[str] | None = None,
+    extend_exclude: str | Iterable[str] | None = None,
+    respect_gitignore: bool | None = None,
+    force_exclude: bool = False,
+    baseline: PathLike | None = None,
+    fail_on: Literal["error", "warning"] | None = None,
+    config: bool | PathLike = True,
+    jobs: int | None = None,
+    cache_dir: PathLike | None = None,
+    settings: Settings | None = None,
+) -> CheckReport:
     """Check a tree (or files) for `target` ("mlu" or "hip"), as `porter check` does; writes
     nothing but the cache. Arguments left None come from the configuration.
 
@@ -137,20 +157,39 @@ def check(paths: PathLike | Sequence[PathLike] = ".", target: str | None = None,
 
     chosen = _paths(paths)
     if settings is None:
-        settings = settings_for(chosen[0], config, target=target, target_version=target_version, select=select,
-                                extend_select=extend_select, ignore=ignore, exclude=exclude,
-                                extend_exclude=extend_exclude, respect_gitignore=respect_gitignore,
-                                baseline=baseline, fail_on=fail_on)
+        settings = settings_for(
+            chosen[0],
+            config,
+            target=target,
+            target_version=target_version,
+            select=select,
+            extend_select=extend_select,
+            ignore=ignore,
+            exclude=exclude,
+            extend_exclude=extend_exclude,
+            respect_gitignore=respect_gitignore,
+            baseline=baseline,
+            fail_on=fail_on,
+        )
     if settings.target is None:
-        raise ConfigError("no target: pass target='mlu' or 'hip', or set `target` in [tool.porter] (pyproject.toml) or porter.toml")
+        raise ConfigError(
+            "no target: pass target='mlu' or 'hip', or set `target` in [tool.porter] (pyproject.toml) or porter.toml"
+        )
     version = settings.target_version
     if version is None:
         known = [v for v in available_versions(settings.target) if v != ANY_VERSION]
         version = known[-1] if known else None
     root, files = file_selection(chosen, settings, force_exclude)
     selection = Selection(version, settings.select, settings.ignore, extend=settings.extend_select)
-    result = check_tree(root, settings.target, selection, jobs, Path(cache_dir) if cache_dir else None, files=files,
-                        project_rules=settings.project_rules)
+    result = check_tree(
+        root,
+        settings.target,
+        selection,
+        jobs,
+        Path(cache_dir) if cache_dir else None,
+        files=files,
+        project_rules=settings.project_rules,
+    )
     shown, accepted = result.findings, 0
     if settings.baseline is not None:
         shown, accepted = split_accepted(shown, load_baseline(settings.baseline, result.target))
@@ -159,16 +198,40 @@ def check(paths: PathLike | Sequence[PathLike] = ".", target: str | None = None,
         code = 2
     else:
         code = 1 if any(_RANK[c.finding.severity] >= fail for c in shown) else 0
-    return CheckReport(settings.target, version, root, settings, tuple(c.finding for c in shown), result.files,
-                       sum(f.suppressed for f in result.files), accepted, code, result, tuple(shown))
+    return CheckReport(
+        settings.target,
+        version,
+        root,
+        settings,
+        tuple(c.finding for c in shown),
+        result.files,
+        sum(f.suppressed for f in result.files),
+        accepted,
+        code,
+        result,
+        tuple(shown),
+    )
 
 
-def convert(src: PathLike, target: str | None = None, *, out: PathLike | None = None, in_place: bool = False,
-            diff: bool = False, force: bool = False, target_version: str | None = None,
-            select: str | Iterable[str] | None = None, extend_select: str | Iterable[str] | None = None,
-            ignore: str | Iterable[str] | None = None, exclude: str | Iterable[str] | None = None,
-            extend_exclude: str | Iterable[str] | None = None, respect_gitignore: bool | None = None,
-            config: bool | PathLike = True, jobs: int | None = None, cache_dir: PathLike | None = None) -> ConvertReport:
+def convert(
+    src: PathLike,
+    target: str | None = None,
+    *,
+    out: PathLike | None = None,
+    in_place: bool = False,
+    diff: bool = False,
+    force: bool = False,
+    target_version: str | None = None,
+    select: str | Iterable[str] | None = None,
+    extend_select: str | Iterable[str] | None = None,
+    ignore: str | Iterable[str] | None = None,
+    exclude: str | Iterable[str] | None = None,
+    extend_exclude: str | Iterable[str] | None = None,
+    respect_gitignore: bool | None = None,
+    config: bool | PathLike = True,
+    jobs: int | None = None,
+    cache_dir: PathLike | None = None,
+) -> ConvertReport:
     """Convert the CUDA tree `src` for `target`, as `porter convert` does: OUT (default
     `<src>_<target>` beside it) gets the ported tree, porter_report/ and porter_lora/.
     Arguments left None come from the configuration.
@@ -187,11 +250,22 @@ def convert(src: PathLike, target: str | None = None, *, out: PathLike | None = 
     src = Path(src)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a folder")
-    settings = settings_for(src, config, target=target, target_version=target_version, select=select,
-                            extend_select=extend_select, ignore=ignore, exclude=exclude, extend_exclude=extend_exclude,
-                            respect_gitignore=respect_gitignore)
+    settings = settings_for(
+        src,
+        config,
+        target=target,
+        target_version=target_version,
+        select=select,
+        extend_select=extend_select,
+        ignore=ignore,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        respect_gitignore=respect_gitignore,
+    )
     if settings.target is None:
-        raise ConfigError("no target: pass target='mlu' or 'hip', or set `target` in [tool.porter] (pyproject.toml) or porter.toml")
+        raise ConfigError(
+            "no target: pass target='mlu' or 'hip', or set `target` in [tool.porter] (pyproject.toml) or porter.toml"
+        )
     if in_place and (out is not None or diff):
         raise ValueError("in_place cannot be combined with out or diff")
     version = settings.target_version
@@ -199,9 +273,21 @@ def convert(src: PathLike, target: str | None = None, *, out: PathLike | None = 
         known = [v for v in available_versions(settings.target) if v != ANY_VERSION]
         version = known[-1] if known else None
     _, files = file_selection([src], settings)
-    opts = ConvertOptions(settings.target, version, Path(out) if out is not None else None, in_place, diff, force, jobs,
-                          settings.select, settings.ignore, Path(cache_dir) if cache_dir else None,
-                          extend=settings.extend_select, files=files, rule_files=settings.project_rules)
+    opts = ConvertOptions(
+        settings.target,
+        version,
+        Path(out) if out is not None else None,
+        in_place,
+        diff,
+        force,
+        jobs,
+        settings.select,
+        settings.ignore,
+        Path(cache_dir) if cache_dir else None,
+        extend=settings.extend_select,
+        files=files,
+        rule_files=settings.project_rules,
+    )
     run, report, out_dir = run_convert(src, opts)
     findings = tuple(f for r in run.results for f in r.findings)
     return ConvertReport(settings.target, version, src, out_dir, tuple(run.results), findings, report, patch_bytes(run))

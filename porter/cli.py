@@ -81,32 +81,80 @@ def main() -> None:
 
 @main.command(context_settings=HELP)
 @click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
-              help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` in [tool.porter].")
+@click.option(
+    "--target",
+    "-t",
+    type=click.Choice(TARGETS),
+    default=None,
+    help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` in [tool.porter].",
+)
 @_version
-@click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Output tree (default: <SRC>_<target> beside SRC).")
-@click.option("--in-place", is_flag=True, help="Rewrite SRC itself (atomic writes); the report goes to <SRC>_porter_report beside SRC.")
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Output tree (default: <SRC>_<target> beside SRC).",
+)
+@click.option(
+    "--in-place",
+    is_flag=True,
+    help="Rewrite SRC itself (atomic writes); the report goes to <SRC>_porter_report beside SRC.",
+)
 @click.option("--diff", "diff_only", is_flag=True, help="Print the unified patch and write nothing.")
 @click.option("--force", is_flag=True, help="Write into a non-empty OUT.")
-@click.option("--report-dir", type=click.Path(path_type=Path), default=None,
-              help="Write the report files here and the LoRA files to DIR/porter_lora (default: OUT/porter_report and "
-                   "OUT/porter_lora; with --in-place: <SRC>_porter_report beside SRC). Never inside SRC.")
-@click.option("--max-file-size", "max_mb", type=FiniteFloatRange(min=0), default=10.0, show_default=True,
-              help="Files larger than this many MB are copied as they are, not converted (reported as skipped); 0: no limit.")
+@click.option(
+    "--report-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the report files here and the LoRA files to DIR/porter_lora (default: OUT/porter_report and "
+    "OUT/porter_lora; with --in-place: <SRC>_porter_report beside SRC). Never inside SRC.",
+)
+@click.option(
+    "--max-file-size",
+    "max_mb",
+    type=FiniteFloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    help="Files larger than this many MB are copied as they are, not converted (reported as skipped); 0: no limit.",
+)
 @jobs_option
 @click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated).")
 @click.option("--extend-select", default=None, help="Also these codes (e.g. PRT9 or ALL for the informational ones).")
 @ignore_option
 @exclude_options
-@click.option("--quiet", "-q", is_flag=True, help="Print the counts and where the report is only: not the findings left.")
-@click.option("--verbose", "-v", is_flag=True, help="Also list the info findings (notes), not only errors and warnings.")
+@click.option(
+    "--quiet", "-q", is_flag=True, help="Print the counts and where the report is only: not the findings left."
+)
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Also list the info findings (notes), not only errors and warnings."
+)
 @cache_options
 @config_options
-def convert(src: Path, target: str | None, version: str | None, out: Path | None, in_place: bool, diff_only: bool,
-            force: bool, report_dir: Path | None, max_mb: float, jobs: int | None, select: str | None,
-            extend_select: str | None, ignore: str | None, exclude: tuple[str, ...], extend_exclude: tuple[str, ...],
-            quiet: bool, verbose: bool, cache_dir: Path | None, no_cache: bool, config: Path | None, isolated: bool,
-            show_settings: bool) -> None:
+def convert(
+    src: Path,
+    target: str | None,
+    version: str | None,
+    out: Path | None,
+    in_place: bool,
+    diff_only: bool,
+    force: bool,
+    report_dir: Path | None,
+    max_mb: float,
+    jobs: int | None,
+    select: str | None,
+    extend_select: str | None,
+    ignore: str | None,
+    exclude: tuple[str, ...],
+    extend_exclude: tuple[str, ...],
+    quiet: bool,
+    verbose: bool,
+    cache_dir: Path | None,
+    no_cache: bool,
+    config: Path | None,
+    isolated: bool,
+    show_settings: bool,
+) -> None:
     """Convert the CUDA repository SRC for TARGET, and list the errors and warnings it leaves
     for a person (as `porter check` prints them) and where the report is.
 
@@ -131,11 +179,24 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
     from porter.config import file_selection, settings_for
     from porter.config import ConfigError
 
-    chosen = {key: codes(value, option) or None for key, value, option in
-              (("select", select, "--select"), ("extend_select", extend_select, "--extend-select"), ("ignore", ignore, "--ignore"))}
+    chosen = {
+        key: codes(value, option) or None
+        for key, value, option in (
+            ("select", select, "--select"),
+            ("extend_select", extend_select, "--extend-select"),
+            ("ignore", ignore, "--ignore"),
+        )
+    }
     try:
-        settings = settings_for(src, config or not isolated, target=target, target_version=version, **chosen,
-                                exclude=exclude or None, extend_exclude=extend_exclude)
+        settings = settings_for(
+            src,
+            config or not isolated,
+            target=target,
+            target_version=version,
+            **chosen,
+            exclude=exclude or None,
+            extend_exclude=extend_exclude,
+        )
         _, files = file_selection([src], settings)
     except ConfigError as exc:
         click.echo(printable(f"porter: error: {exc}"), err=True)
@@ -148,9 +209,23 @@ def convert(src: Path, target: str | None, version: str | None, out: Path | None
     version = checked_version(settings.target, settings.target_version)
     cache = chosen_cache_dir(cache_dir, no_cache)
     max_bytes = int(max_mb * 1024 * 1024) if max_mb else None
-    opts = ConvertOptions(settings.target, version, out, in_place, diff_only, force, jobs, settings.select,
-                          settings.ignore, cache, extend=settings.extend_select, files=files, rule_files=settings.project_rules,
-                          report_dir=report_dir, max_bytes=max_bytes)
+    opts = ConvertOptions(
+        settings.target,
+        version,
+        out,
+        in_place,
+        diff_only,
+        force,
+        jobs,
+        settings.select,
+        settings.ignore,
+        cache,
+        extend=settings.extend_select,
+        files=files,
+        rule_files=settings.project_rules,
+        report_dir=report_dir,
+        max_bytes=max_bytes,
+    )
     from porter.core.progress import QUIET_START, Progress, watching
 
     try:
@@ -186,20 +261,39 @@ def _said(done, src: Path, verbosity: int) -> int:
 
     report = done.report
     if done.removed_temporaries:
-        click.echo(printable(f"porter: removed {len(done.removed_temporaries)} temporary file(s) an interrupted run "
-                             f"left in {src}"), err=True)
+        click.echo(
+            printable(
+                f"porter: removed {len(done.removed_temporaries)} temporary file(s) an interrupted run left in {src}"
+            ),
+            err=True,
+        )
     if done.removed_stale:  # --force: OUT is what a fresh run makes, where porter can prove it
-        click.echo(printable(f"porter: removed {len(done.removed_stale)} file(s) porter's earlier run wrote in "
-                             f"{done.out} that SRC no longer has"), err=True)
+        click.echo(
+            printable(
+                f"porter: removed {len(done.removed_stale)} file(s) porter's earlier run wrote in "
+                f"{done.out} that SRC no longer has"
+            ),
+            err=True,
+        )
     if done.unknown_in_out:
         first = ", ".join(done.unknown_in_out[:3]) + (", ..." if len(done.unknown_in_out) > 3 else "")
-        click.echo(printable(f"porter: warning: {len(done.unknown_in_out)} file(s) in {done.out} that porter did not "
-                             f"write are kept as they are: {first}"), err=True)
+        click.echo(
+            printable(
+                f"porter: warning: {len(done.unknown_in_out)} file(s) in {done.out} that porter did not "
+                f"write are kept as they are: {first}"
+            ),
+            err=True,
+        )
     if done.kept_lora_edits and done.place is not None:
         names = ", ".join(str(p) for p in done.kept_lora_edits)
-        click.echo(printable(f"porter: warning: kept {names}: different from what porter writes there (edited?); "
-                             f"`porter lora {done.out} --target {done.report['target']} -o {done.place.lora_dir} "
-                             f"--force` replaces it"), err=True)
+        click.echo(
+            printable(
+                f"porter: warning: kept {names}: different from what porter writes there (edited?); "
+                f"`porter lora {done.out} --target {done.report['target']} -o {done.place.lora_dir} "
+                f"--force` replaces it"
+            ),
+            err=True,
+        )
     if verbosity >= 0:
         shown = ("error", "warning", "info") if verbosity > 0 else ("error", "warning")
         left = [f for r in done.run.results for f in r.findings if f.severity in shown]
@@ -219,8 +313,11 @@ def _said(done, src: Path, verbosity: int) -> int:
     assert done.place is not None
     click.echo(printable(f"porter: output in {done.out}; report in {done.place.report_dir / 'report.html'}"))
     if done.not_written:
-        click.echo(f"porter: error: {len(done.not_written)} file(s) could not be written (listed above as failed, "
-                   f"and in the report)", err=True)
+        click.echo(
+            f"porter: error: {len(done.not_written)} file(s) could not be written (listed above as failed, "
+            f"and in the report)",
+            err=True,
+        )
         return 2
     return 1 if s["files_failed"] else 0
 
@@ -228,8 +325,13 @@ def _said(done, src: Path, verbosity: int) -> int:
 @main.command("rules", context_settings=HELP)
 @click.argument("code", required=False)
 @click.option("--target", "-t", type=click.Choice(TARGETS), default=None, help="Only this target's rules.")
-@click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="The project's configuration (default: found from the working directory, as check finds it).")
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The project's configuration (default: found from the working directory, as check finds it).",
+)
 @click.option("--isolated", is_flag=True, help="porter's rules only: ignore every configuration file.")
 def rules_cmd(code: str | None, target: str | None, config: Path | None, isolated: bool) -> None:
     """List rule codes and names, or explain one rule (with the project's own rules and codemods)."""
@@ -264,8 +366,11 @@ def rules_cmd(code: str | None, target: str | None, config: Path | None, isolate
 
 
 def _explained(target: str, rule) -> str:
-    out = [f"{rule.code} {rule.name} [{target}]  (kind {rule.kind}, severity {rule.severity}, fix {rule.applicability})",
-           f"\n  What it does: {rule.summary}", f"  Why: {rule.why}"]
+    out = [
+        f"{rule.code} {rule.name} [{target}]  (kind {rule.kind}, severity {rule.severity}, fix {rule.applicability})",
+        f"\n  What it does: {rule.summary}",
+        f"  Why: {rule.why}",
+    ]
     if rule.fix:
         out.append(f"  Fix: {rule.fix}")
     if rule.suggestion:
@@ -287,11 +392,20 @@ def _indented(text: str) -> str:
 
 @main.command("lora", context_settings=HELP)
 @click.argument("tree", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
-              help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` in [tool.porter].")
+@click.option(
+    "--target",
+    "-t",
+    type=click.Choice(TARGETS),
+    default=None,
+    help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` in [tool.porter].",
+)
 @click.option("--deepspeed", is_flag=True, help="Also write ds_config.json and use it.")
-@click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Where to write (default: TREE/porter_lora).")
-@click.option("--force", is_flag=True, help="Overwrite files there that differ from what porter writes (edited by hand).")
+@click.option(
+    "-o", "--out", type=click.Path(path_type=Path), default=None, help="Where to write (default: TREE/porter_lora)."
+)
+@click.option(
+    "--force", is_flag=True, help="Overwrite files there that differ from what porter writes (edited by hand)."
+)
 def lora_cmd(tree: Path, target: str | None, deepspeed: bool, out: Path | None, force: bool) -> None:
     """Render the LoRA training entry point (porter_lora/) for a ported TREE.
 
@@ -314,8 +428,9 @@ def lora_cmd(tree: Path, target: str | None, deepspeed: bool, out: Path | None, 
     try:
         # -o names the folder (made if missing); the default TREE/porter_lora is reached
         # from TREE without following a link. Nothing below either is written through one.
-        written = render_lora(tree, out or tree / LORA_DIR, target, deepspeed=deepspeed,
-                              root=None if out else tree, keep_edits=not force)
+        written = render_lora(
+            tree, out or tree / LORA_DIR, target, deepspeed=deepspeed, root=None if out else tree, keep_edits=not force
+        )
     except EditedFiles as exc:
         for path in exc.paths:
             click.echo(printable(f"porter: error: {path} differs from what porter writes there (edited?)"), err=True)
@@ -370,7 +485,11 @@ def _unwritten(exc: OSError) -> int:
         return 1
     from porter.core.files import describe
 
-    _say(printable(f"porter: error: {describe(exc) if exc.filename else f'cannot write the output: {exc.strerror or exc}'}"))
+    _say(
+        printable(
+            f"porter: error: {describe(exc) if exc.filename else f'cannot write the output: {exc.strerror or exc}'}"
+        )
+    )
     return 2
 
 

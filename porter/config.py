@@ -52,17 +52,19 @@ def _list_of_str(v: Any) -> bool:
 # key -> (check, what it must be)
 _KEYS: dict[str, tuple[Any, str]] = {
     "target": (lambda v: v in TARGETS, f"one of {', '.join(map(repr, TARGETS))}"),
-    "target-version": (lambda v: isinstance(v, str), "a string such as \"2.4\""),
+    "target-version": (lambda v: isinstance(v, str), 'a string such as "2.4"'),
     "select": (_list_of_str, "a list of rule codes"),
     "extend-select": (_list_of_str, "a list of rule codes"),
     "ignore": (_list_of_str, "a list of rule codes"),
-    "per-file-ignores": (lambda v: isinstance(v, dict) and all(_list_of_str(c) for c in v.values()),
-                         "a table of glob = [rule codes]"),
+    "per-file-ignores": (
+        lambda v: isinstance(v, dict) and all(_list_of_str(c) for c in v.values()),
+        "a table of glob = [rule codes]",
+    ),
     "exclude": (_list_of_str, "a list of glob patterns"),
     "extend-exclude": (_list_of_str, "a list of glob patterns"),
     "respect-gitignore": (lambda v: isinstance(v, bool), "true or false"),
     "baseline": (lambda v: isinstance(v, str) and v.strip() != "", "a path (a non-empty string)"),
-    "fail-on": (lambda v: v in FAIL_ON, "\"error\" or \"warning\""),
+    "fail-on": (lambda v: v in FAIL_ON, '"error" or "warning"'),
     "rules": (_list_of_str, "a list of paths or glob patterns of rule files"),
     "codemods": (_list_of_str, "a list of paths or glob patterns of codemod files (.py)"),
 }
@@ -268,7 +270,7 @@ def load_settings(start: Path, config: Path | None = None, isolated: bool = Fals
         if key == "per-file-ignores":
             value = tuple((glob, tuple(codes)) for glob, codes in value.items())
         elif key == "baseline":
-            value = (cfg.root / value)
+            value = cfg.root / value
         elif key == "rules":
             value = tuple(_rule_files(cfg.root, value, label))
         elif key == "codemods":
@@ -295,8 +297,10 @@ def _rule_files(root: Path, patterns: list[str], where: str, key: str = "rules")
             raise ConfigError(f"{where}: key '{key}': {pattern!r} matches no file under {root}")
         wrong = [m for m in matches if (m.suffix != ".py") == (key == "codemods")]
         if wrong:  # each key one language: a codemod among TOML rules would not parse, and back
-            raise ConfigError(f"{where}: key '{key}': {wrong[0]} " + (
-                "is not a Python file (.py)" if key == "codemods" else "is a Python file: codemods go in 'codemods'"))
+            raise ConfigError(
+                f"{where}: key '{key}': {wrong[0]} "
+                + ("is not a Python file (.py)" if key == "codemods" else "is a Python file: codemods go in 'codemods'")
+            )
         found.extend(m for m in matches if m not in found)
     if key == "codemods" and found:
         _need_libcst(found[0], where)
@@ -309,8 +313,10 @@ def _need_libcst(codemod: Path, where: str) -> None:
     except ImportError as exc:
         from porter.rules.codemods import INSTALL_HINT
 
-        raise ConfigError(f"{where}: key 'codemods': {codemod} is a libcst codemod, and libcst cannot be imported "
-                          f"({exc}): {INSTALL_HINT}") from exc
+        raise ConfigError(
+            f"{where}: key 'codemods': {codemod} is a libcst codemod, and libcst cannot be imported "
+            f"({exc}): {INSTALL_HINT}"
+        ) from exc
 
 
 def with_options(settings: Settings, **options: Any) -> Settings:
@@ -373,12 +379,20 @@ def settings_for(start: str | os.PathLike, config: bool | str | os.PathLike = Tr
     return with_options(load_settings(Path(start), path, isolated), **options)
 
 
-def file_selection(paths: Sequence[Path], settings: Settings, force_exclude: bool = False) -> tuple[Path, FileSelection]:
+def file_selection(
+    paths: Sequence[Path], settings: Settings, force_exclude: bool = False
+) -> tuple[Path, FileSelection]:
     """(tree, FileSelection) for `paths`: one folder is the tree; files (as pre-commit passes
     them) are checked alone, relative to the project's root (the configuration file's
     folder, else the working directory)."""
-    selection = FileSelection(tuple(settings.exclude) + tuple(settings.extend_exclude), settings.respect_gitignore,
-                              tuple(settings.per_file_ignores), settings.root, None, force_exclude)
+    selection = FileSelection(
+        tuple(settings.exclude) + tuple(settings.extend_exclude),
+        settings.respect_gitignore,
+        tuple(settings.per_file_ignores),
+        settings.root,
+        None,
+        force_exclude,
+    )
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise FileNotFoundError(f"no such file or folder: {missing[0]}")

@@ -99,15 +99,19 @@ def report_place(src: Path, out: Path, opts: ConvertOptions) -> ReportPlace:
         if out_r in chosen_r.parents:
             rel = chosen_r.relative_to(out_r).as_posix()
             if os.path.lexists(src / rel.split("/")[0]):
-                raise DestinationError(f"report folder {chosen} would mix the report with {src / rel.split('/')[0]} "
-                                       f"of the source tree; choose another folder")
+                raise DestinationError(
+                    f"report folder {chosen} would mix the report with {src / rel.split('/')[0]} "
+                    f"of the source tree; choose another folder"
+                )
     if os.path.lexists(chosen) and not os.path.isdir(chosen):
         raise DestinationError(f"report folder {chosen} exists and is not a folder")
     for name in sorted(REPORT_FILES):
         path = chosen / name
         if os.path.lexists(path) and not (path.is_file() and not path.is_symlink() and _porters_file(path)):
-            raise DestinationError(f"{path} exists and is not a report porter wrote; porter does not write over it "
-                                   f"(choose another --report-dir)")
+            raise DestinationError(
+                f"{path} exists and is not a report porter wrote; porter does not write over it "
+                f"(choose another --report-dir)"
+            )
     _no_link_or_file(chosen / LORA_DIR)
     _not_users(chosen / LORA_DIR, LORA_DIR)
     return ReportPlace(chosen, "", LORA_DIR)
@@ -142,16 +146,19 @@ def _not_users(path: Path, name: str) -> None:
         what = "a symbolic link" if path.is_symlink() else ("a folder" if path.is_dir() else "a file")
         raise DestinationError(
             f"{path} is {what} porter did not write, where porter writes its {name}; porter does not write "
-            f"over or through it: pass --report-dir DIR to write the report and LoRA files elsewhere")
+            f"over or through it: pass --report-dir DIR to write the report and LoRA files elsewhere"
+        )
 
 
 def _no_link_or_file(path: Path) -> None:
     if path.is_symlink():
-        raise DestinationError(f"{path} is a symbolic link; porter never writes through a link "
-                               f"(remove it, or pass --report-dir DIR)")
+        raise DestinationError(
+            f"{path} is a symbolic link; porter never writes through a link (remove it, or pass --report-dir DIR)"
+        )
     if os.path.lexists(path) and not path.is_dir():
-        raise DestinationError(f"{path} exists and is not a folder; porter does not write over it "
-                               f"(remove it, or pass --report-dir DIR)")
+        raise DestinationError(
+            f"{path} exists and is not a folder; porter does not write over it (remove it, or pass --report-dir DIR)"
+        )
 
 
 @dataclass
@@ -227,8 +234,9 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     cache = ResultCache(opts.cache_dir) if opts.cache_dir else None
     run = convert_tree(src, active, opts.jobs, exclude, cache, opts.files, opts.max_bytes)
     # A project codemod that could not be loaded did not run: listed as failed (exit 1) with why.
-    problems = [FileResult(path, "failed", kind="codemod", reason=f"codemod not run: {why}")
-                for path, why in rules.problems]
+    problems = [
+        FileResult(path, "failed", kind="codemod", reason=f"codemod not run: {why}") for path, why in rules.problems
+    ]
     if out is None:
         run.results += problems
         return Converted(run, build_report(run, rules, out), None)
@@ -256,8 +264,11 @@ def convert(src: Path, opts: ConvertOptions) -> Converted:
     report_pages, finish_report = report_steps(report, patch_bytes(run), place.root, place.rel, opts.cache_dir)
     # A train_lora.py the user edited after an earlier run (in <SRC>_porter_report with
     # --in-place, or in OUT with --force) is theirs: kept, and named; `porter lora --force` replaces it.
-    kept = tuple(edited_lora_files(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir)
-                 if os.path.lexists(place.lora_dir) else ())  # a first run has nothing there to keep
+    kept = tuple(
+        edited_lora_files(out, place.lora_dir, opts.target, cache_dir=opts.cache_dir)
+        if os.path.lexists(place.lora_dir)
+        else ()
+    )  # a first run has nothing there to keep
     lora = partial(render_lora, out, place.lora_dir, opts.target, cache_dir=opts.cache_dir, root=place.root, skip=kept)
     side_by_side([*report_pages[:1], lora, constraints, *report_pages[1:]], opts.jobs)
     finish_report()

@@ -43,12 +43,30 @@ def llama_factory(tmp_path_factory) -> Path:
     if given:
         return Path(given)
     where = tmp_path_factory.mktemp("llama-factory")
-    proc = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-                           "--dest", str(where), LLAMA_FACTORY_SDIST], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--dest",
+            str(where),
+            LLAMA_FACTORY_SDIST,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     archives = sorted(where.glob("*.tar.gz"))
     if proc.returncode != 0 or not archives:
-        pytest.skip(f"needs LLaMA-Factory's source: the package index did not give {LLAMA_FACTORY_SDIST} "
-                    f"({proc.stderr.strip().splitlines()[-1:] or 'no archive'}); set PORTER_LF to a checkout")
+        pytest.skip(
+            f"needs LLaMA-Factory's source: the package index did not give {LLAMA_FACTORY_SDIST} "
+            f"({proc.stderr.strip().splitlines()[-1:] or 'no archive'}); set PORTER_LF to a checkout"
+        )
     with tarfile.open(archives[0]) as archive:
         archive.extractall(where, filter="data")
     (root,) = [p for p in where.iterdir() if p.is_dir()]

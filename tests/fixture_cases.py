@@ -79,7 +79,9 @@ def discover() -> list[Case]:
             continue
         stem, dot, ext = path.name.partition(".")
         expected = path.with_name(f"{stem}.out.{ext}") if dot else None
-        cases.append(Case(path.parent.parent.name, path.parent.name, path, expected if expected and expected.exists() else None))
+        cases.append(
+            Case(path.parent.parent.name, path.parent.name, path, expected if expected and expected.exists() else None)
+        )
     return cases
 
 
@@ -94,6 +96,6 @@ def table_can_report(target: str, rule, version: str | None = None) -> bool:
     table = load_api_table(target, version)
     methods_only = not set(rule.params["uses"]) - {"method", "likely-method"}
     entries = [*table.entries.values(), *table.prefixes.values()]
-    return any(e.status in rule.params["statuses"] and (not methods_only or e.api.startswith("torch.Tensor."))
-               for e in entries)
-
+    return any(
+        e.status in rule.params["statuses"] and (not methods_only or e.api.startswith("torch.Tensor.")) for e in entries
+    )

@@ -20,11 +20,20 @@ EXAMPLE = ROOT / "examples" / "cuda_trainer"
 
 def test_import_porter_is_cheap():
     code = "import sys, porter; print(sorted(m for m in sys.modules if m.startswith('porter') or m in ('click', 'jinja2', 'yaml', 'pathspec')))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    ).stdout
     assert out.strip() == "['porter']"
-    timing = subprocess.run([sys.executable, "-X", "importtime", "-c", "import porter"], capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}).stderr
+    timing = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import porter"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    ).stderr
     assert "porter.engine" not in timing and "porter.rules" not in timing
 
 
@@ -44,8 +53,12 @@ def test_check_returns_typed_findings_and_the_commands_exit_code():
 
 
 def test_check_output_is_what_the_command_prints():
-    cli = subprocess.run([sys.executable, "-m", "porter", "check", str(EXAMPLE), "-t", "mlu", "--no-cache", "--format", "json"],
-                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    cli = subprocess.run(
+        [sys.executable, "-m", "porter", "check", str(EXAMPLE), "-t", "mlu", "--no-cache", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert porter.check(EXAMPLE, target="mlu").render("json") == cli.stdout
 
 

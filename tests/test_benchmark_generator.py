@@ -36,8 +36,11 @@ def _contents(root: Path) -> dict[str, bytes]:
 
 
 def _convert(src: Path, out: Path) -> dict:
-    result = CliRunner().invoke(main, ["convert", str(src), "--target", "mlu", "-o", str(out), "--jobs", "1", "--no-cache"],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        main,
+        ["convert", str(src), "--target", "mlu", "-o", str(out), "--jobs", "1", "--no-cache"],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     return json.loads((out / "porter_report" / "report.json").read_text())["summary"]
 

@@ -47,8 +47,13 @@ def test_ratio_over_the_peer_is_median_over_median_with_the_pairs_round_by_round
 
 
 def test_ratio_over_the_baseline_pairs_each_porter_command_with_the_same_baseline_command():
-    results = _results(vs=(1.0, 1.0), porter_convert_cold=(0.8, 0.9), baseline_convert_cold=(1.0, 1.0),
-                       porter_check_cold=(0.3, 0.3), baseline_check_cold=(0.2, 0.2))
+    results = _results(
+        vs=(1.0, 1.0),
+        porter_convert_cold=(0.8, 0.9),
+        baseline_convert_cold=(1.0, 1.0),
+        porter_check_cold=(0.3, 0.3),
+        baseline_check_cold=(0.2, 0.2),
+    )
     rows = {r["command"]: r for r in summary.ratios([TREE], results, over="baseline")}
     assert set(rows) == {"porter convert cold", "porter check cold"}  # never baseline over itself, nor vs
     assert rows["porter convert cold"]["ratio"] == pytest.approx(0.85)
@@ -59,8 +64,12 @@ def test_ratio_over_the_baseline_pairs_each_porter_command_with_the_same_baselin
 
 
 def test_convert_beyond_the_copy_floor_is_paired_round_by_round_and_says_when_a_target_is_below_the_copy():
-    results = _results(vs=(1.0, 2.0, 1.0), porter_convert_warm=(0.4, 0.7, 0.35), porter_convert_cold=(1.0, 1.5, 0.8),
-                       porter_check_cold=(0.5, 0.5, 0.5))
+    results = _results(
+        vs=(1.0, 2.0, 1.0),
+        porter_convert_warm=(0.4, 0.7, 0.35),
+        porter_convert_cold=(1.0, 1.5, 0.8),
+        porter_check_cold=(0.5, 0.5, 0.5),
+    )
     results.append({"tree": "lf", "command": summary.COPY_FLOOR, "runs": _runs(0.3, 0.6, 0.3)})
     rows = {r["command"]: r for r in summary.above_copy_floor([TREE], results)}
     assert set(rows) == {"porter convert warm", "porter convert cold"}  # check writes no tree

@@ -11,8 +11,9 @@ import gc
 from porter.python import analyze
 from porter.rules import ActiveRules, Selection, load_rules
 
-_MODULE = b"import torch\n" + b"".join(b"def f%d(x):\n    return x.cuda() if torch.cuda.is_available() else x\n" % i
-                                       for i in range(2000))
+_MODULE = b"import torch\n" + b"".join(
+    b"def f%d(x):\n    return x.cuda() if torch.cuda.is_available() else x\n" % i for i in range(2000)
+)
 
 
 def _names() -> int:
@@ -24,7 +25,9 @@ def test_the_analysis_runs_without_collections_and_leaves_no_tree(monkeypatch):
     collecting: list[bool] = []  # whether the collector could run, at each step of the analysis
     for name in ("parse", "rule_findings", "api_uses"):
         real = getattr(analyze, name)
-        monkeypatch.setattr(analyze, name, lambda *a, _real=real, **k: collecting.append(gc.isenabled()) or _real(*a, **k))
+        monkeypatch.setattr(
+            analyze, name, lambda *a, _real=real, **k: collecting.append(gc.isenabled()) or _real(*a, **k)
+        )
     gc.collect()
     before = _names()
     threshold = gc.get_threshold()

@@ -138,6 +138,7 @@ def test_a_large_module_is_never_handed_whole_to_the_parser_or_the_compiler(monk
             if isinstance(source, str):
                 longest[0] = max(longest[0], len(source))
             return real(source, *args, **kwargs)
+
         return call
 
     monkeypatch.setattr(analyze, "_parse_whole", parse_whole)

@@ -53,6 +53,7 @@ class _CountedInt(int):
         def compare(self, other):
             _CountedInt.compared += 1
             return op(int(self), int(other))
+
         return compare
 
     __lt__ = _count(int.__lt__)
@@ -64,14 +65,20 @@ class _CountedInt(int):
 def _comparisons(monkeypatch, chains: int) -> int:
     """Comparisons of edit positions device-guard makes on a module of `chains` device dispatch
     chains, each with an edit inside its CUDA branch (kept) and a check outside any chain."""
-    block = ("if is_torch_npu_available():\n    device = 'npu'\nelif torch.cuda.is_available():\n"
-             "    x = torch.ones(1).cuda()\nprint(torch.cuda.is_available())\n")
+    block = (
+        "if is_torch_npu_available():\n    device = 'npu'\nelif torch.cuda.is_available():\n"
+        "    x = torch.ones(1).cuda()\nprint(torch.cuda.is_available())\n"
+    )
     source = "import torch\nfrom transformers.utils import is_torch_npu_available\n" + block * chains
     real = device_guard.finalize
 
     def counted(ctx, rules, findings):
-        findings = [replace(f, edit=replace(f.edit, start=_CountedInt(f.edit.start), end=_CountedInt(f.edit.end)))
-                    if f.edit else f for f in findings]
+        findings = [
+            replace(f, edit=replace(f.edit, start=_CountedInt(f.edit.start), end=_CountedInt(f.edit.end)))
+            if f.edit
+            else f
+            for f in findings
+        ]
         _CountedInt.compared = 0
         out = real(ctx, rules, findings)
         counted.seen = _CountedInt.compared

@@ -17,7 +17,11 @@ SRC = ROOT / "fixtures" / "repos" / "minitrain"
 
 def _run(tmp_path: Path, name: str, cache: Path | None):
     _, report, out = convert(SRC, ConvertOptions(target="mlu", out=tmp_path / name, jobs=1, cache_dir=cache))
-    files = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file() and "porter_report" not in p.parts}
+    files = {
+        p.relative_to(out).as_posix(): p.read_bytes()
+        for p in out.rglob("*")
+        if p.is_file() and "porter_report" not in p.parts
+    }
     return report, files
 
 
@@ -118,7 +122,9 @@ def test_one_changed_file_is_the_only_one_computed(tmp_path, monkeypatch):
     changed.write_text(changed.read_text() + "\nx = torch.cuda.device_count()\n")
     computed: list[int] = []
     real = porter.engine.cache.map_files
-    monkeypatch.setattr(porter.engine.cache, "map_files", lambda work, tasks, *a: computed.append(len(tasks)) or real(work, tasks, *a))
+    monkeypatch.setattr(
+        porter.engine.cache, "map_files", lambda work, tasks, *a: computed.append(len(tasks)) or real(work, tasks, *a)
+    )
     _, report, out = convert(src, ConvertOptions(target="mlu", out=tmp_path / "second", jobs=1, cache_dir=cache))
     assert computed == [1]
     assert "torch.mlu.device_count()" in (out / "src" / "minitrain" / "trainer.py").read_text()
@@ -142,8 +148,11 @@ def test_two_runs_sharing_a_cache_at_once(tmp_path):
     import sys
 
     def start(name: str, *extra: str) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "porter", "convert", str(SRC), "-t", "mlu",
-                                 "-o", str(tmp_path / name), *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        return subprocess.Popen(
+            [sys.executable, "-m", "porter", "convert", str(SRC), "-t", "mlu", "-o", str(tmp_path / name), *extra],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
 
     cache = tmp_path / "cache"
     runs = [start("a", "--cache-dir", str(cache)), start("b", "--cache-dir", str(cache))]
@@ -152,7 +161,11 @@ def test_two_runs_sharing_a_cache_at_once(tmp_path):
 
     def files(name: str) -> dict[str, bytes]:
         out = tmp_path / name
-        return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file() and "porter_report" not in p.parts}
+        return {
+            p.relative_to(out).as_posix(): p.read_bytes()
+            for p in out.rglob("*")
+            if p.is_file() and "porter_report" not in p.parts
+        }
 
     assert files("a") == files("b") == files("plain")
     for pack in _packs(cache):

@@ -22,7 +22,7 @@ WARNING = "porter: warning: cache not written"
 # Runs porter with every creation of a file or folder under CACHE, and every write to a file
 # there, failing as on a full disk (os.open, os.mkdir, os.write: porter's own writes, jinja's
 # temporary files and the folders of both).
-_FULL_DISK = '''
+_FULL_DISK = """
 import errno, os, sys
 cache = os.path.realpath(sys.argv[1])
 
@@ -59,7 +59,7 @@ def fake_mkdir(path, mode=0o777, *, dir_fd=None):
 os.open, os.write, os.mkdir = fake_open, fake_write, fake_mkdir
 from porter.cli import main
 main(sys.argv[2:])
-'''
+"""
 
 
 def _porter(*args: str, cache: Path, full: bool = False, cwd: Path) -> subprocess.CompletedProcess:
@@ -89,8 +89,9 @@ def _tree(out: Path) -> dict[str, bytes]:
 def _same_as_no_cache(tmp_path: Path, cache: Path, full: bool) -> None:
     src = tmp_path / "src"
     shutil.copytree(EXAMPLE, src)
-    plain = _porter("convert", "src", "--target", "mlu", "-o", "plain", "--no-cache", cache=tmp_path / "unused",
-                    cwd=tmp_path)
+    plain = _porter(
+        "convert", "src", "--target", "mlu", "-o", "plain", "--no-cache", cache=tmp_path / "unused", cwd=tmp_path
+    )
     assert plain.returncode == 0, plain.stderr
     for attempt in ("first", "again"):  # a second run must not find half of anything either
         run = _porter("convert", "src", "--target", "mlu", "-o", attempt, cache=cache, full=full, cwd=tmp_path)
@@ -110,8 +111,9 @@ def test_full_disk_under_the_cache(tmp_path, folders):
     cache = tmp_path / "cache"
     cache.mkdir()
     if folders:  # the folders of an earlier run are there, only new files fail (jinja's stopped the run)
-        warm = _porter("convert", str(EXAMPLE), "--target", "mlu", "-o", str(tmp_path / "warm"), cache=cache,
-                       cwd=tmp_path)
+        warm = _porter(
+            "convert", str(EXAMPLE), "--target", "mlu", "-o", str(tmp_path / "warm"), cache=cache, cwd=tmp_path
+        )
         assert warm.returncode == 0, warm.stderr
         for path in cache.rglob("*"):
             if path.is_file():

@@ -75,6 +75,7 @@ def test_check_writes_nothing(tree):
 def test_informational_findings_are_shown_only_when_selected(tree):
     """The default set holds findings that ask for action; an `info` one (PRT903: an API the
     table does not list) appears when its code, a prefix of it or ALL is selected."""
+
     def codes(*extra):
         return {f["rule"] for f in findings(run("check", tree, "--target", "mlu", "--format", "json", *extra))}
 
@@ -97,13 +98,17 @@ def test_json_is_the_report_findings_schema(tree):
     assert data["summary"]["findings_by_severity"]["error"] >= 4
     assert data["summary"]["apis_by_status"]["unsupported"] >= 2
     rewritten = [f for f in data["findings"] if f["rule"] == "PRT101"]
-    assert rewritten and rewritten[0]["message"].startswith("would be rewritten: torch.cuda.synchronize -> torch.mlu.synchronize")
+    assert rewritten and rewritten[0]["message"].startswith(
+        "would be rewritten: torch.cuda.synchronize -> torch.mlu.synchronize"
+    )
 
 
 def test_select_and_ignore_by_prefix(tree):
     only9 = {f["rule"] for f in findings(run("check", tree, "--target", "mlu", "--format", "json", "--select", "PRT9"))}
     assert only9 and all(code.startswith("PRT9") for code in only9)
-    rest = {f["rule"] for f in findings(run("check", tree, "--target", "mlu", "--format", "json", "--ignore", "PRT9,PRT1"))}
+    rest = {
+        f["rule"] for f in findings(run("check", tree, "--target", "mlu", "--format", "json", "--ignore", "PRT9,PRT1"))
+    }
     assert rest and not any(code.startswith(("PRT9", "PRT1")) for code in rest)
     result = run("check", tree, "--target", "mlu", "--select", "PRT903")
     assert result.exit_code == 0  # only info findings left
@@ -219,8 +224,11 @@ def test_llama_factory_mlu(llama_factory):
     # Its only "unsupported" APIs are host code or composite ops (numel, cudnn flags,
     # logsumexp): notes, never errors, outside the default set.
     assert not [f for f in found if f["rule"] == "PRT901"]
-    notes = [f for f in findings(run("check", lf, "--target", "mlu", "--format", "json", "--extend-select", "PRT901"))
-             if f["rule"] == "PRT901"]
+    notes = [
+        f
+        for f in findings(run("check", lf, "--target", "mlu", "--format", "json", "--extend-select", "PRT901"))
+        if f["rule"] == "PRT901"
+    ]
     assert notes and all(f["severity"] == "info" and f["line"] > 0 and f["path"].endswith(".py") for f in notes)
     assert run("check", lf, "--target", "mlu", "--exit-zero").exit_code == 0
 

@@ -74,8 +74,14 @@ def test_pre_commit_hook_from_a_local_clone_gates_a_real_repository(tmp_path):
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
     if head.returncode != 0:
         pytest.skip("this checkout is not a git repository: pre-commit needs one to clone")
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "GIT_AUTHOR_NAME": "t",
-           "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
     clone = tmp_path / "porter-clone"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, env=env)
     project = tmp_path / "project"
@@ -85,12 +91,19 @@ def test_pre_commit_hook_from_a_local_clone_gates_a_real_repository(tmp_path):
         subprocess.run(["git", *args], cwd=project, check=True, env=env, capture_output=True)
 
     def hook() -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "pre_commit", "run"], cwd=project, env=env,
-                              capture_output=True, text=True, timeout=900)
+        return subprocess.run(
+            [sys.executable, "-m", "pre_commit", "run"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
 
     git("init", "-q")
     (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {clone}\n    rev: {head.stdout.strip()}\n    hooks:\n      - id: porter-check\n")
+        f"repos:\n  - repo: {clone}\n    rev: {head.stdout.strip()}\n    hooks:\n      - id: porter-check\n"
+    )
     (project / "pyproject.toml").write_text('[tool.porter]\ntarget = "mlu"\n')
     (project / "train.py").write_text("import torch\nx = torch.zeros(1).cuda()\n")  # converted, not an error
     git("add", "-A")

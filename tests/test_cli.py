@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from porter.cli import main
 
-CUDA_SRC = 'import torch\n\n\ndef f(x):\n    return x.cuda()\n'
+CUDA_SRC = "import torch\n\n\ndef f(x):\n    return x.cuda()\n"
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -171,8 +171,13 @@ def test_large_tree_written_in_background_equals_serial_write(tmp_path, jobs):
     for path in src.rglob("*.py"):
         rel = path.relative_to(src)
         got = (out / rel).read_text()
-        assert got == (path.read_text().replace("x.cuda()", "x.mlu()").replace("import torch\n", "import torch\nimport torch_mlu  # noqa: F401\n", 1)
-                       if "cuda" in path.read_text() else path.read_text()), rel
+        assert got == (
+            path.read_text()
+            .replace("x.cuda()", "x.mlu()")
+            .replace("import torch\n", "import torch\nimport torch_mlu  # noqa: F401\n", 1)
+            if "cuda" in path.read_text()
+            else path.read_text()
+        ), rel
         assert (out / rel).stat().st_mode == path.stat().st_mode, rel
 
 
@@ -199,7 +204,11 @@ def test_rules_list_and_explain():
 
 def test_python_dash_m_entry_point(tmp_path):
     src = _repo(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "porter", "convert", str(src), "--target", "hip", "--diff"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "porter", "convert", str(src), "--target", "hip", "--diff"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""  # nothing to rewrite on HIP: torch.cuda stays
 
@@ -241,14 +250,19 @@ def test_process_exit_codes_and_flushed_output(tmp_path):
     src = _wide_repo(tmp_path)
     out_file = tmp_path / "findings.txt"
     with out_file.open("w") as fh:
-        done = subprocess.run([sys.executable, "-m", "porter", "check", str(src), "-t", "mlu", "--no-cache",
-                               "--fail-on", "warning"], stdout=fh, stderr=subprocess.PIPE, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "porter", "check", str(src), "-t", "mlu", "--no-cache", "--fail-on", "warning"],
+            stdout=fh,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     assert done.returncode == 1
     text = out_file.read_text()
     assert text.count("PRT") >= 15 and text.endswith("\n")  # 15 files use .cuda(): all reported
     assert subprocess.run([sys.executable, "-m", "porter", "--version"], capture_output=True).returncode == 0
-    missing = subprocess.run([sys.executable, "-m", "porter", "check", str(tmp_path / "nope"), "-t", "mlu"],
-                             capture_output=True, text=True)
+    missing = subprocess.run(
+        [sys.executable, "-m", "porter", "check", str(tmp_path / "nope"), "-t", "mlu"], capture_output=True, text=True
+    )
     assert missing.returncode == 2 and "does not exist" in missing.stderr
 
 

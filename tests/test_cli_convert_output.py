@@ -24,7 +24,9 @@ def src(tmp_path) -> Path:
 
 
 def _finding_lines(output: str) -> list[str]:
-    return [line for line in output.splitlines() if line.startswith(("error ", "warning ", "info ", "        suggestion"))]
+    return [
+        line for line in output.splitlines() if line.startswith(("error ", "warning ", "info ", "        suggestion"))
+    ]
 
 
 def test_convert_lists_what_it_leaves_as_check_prints_it_and_where_the_report_is(src):

@@ -38,8 +38,12 @@ def test_count_says_the_time_left_once_the_rate_can_be_guessed():
     line.count("files", 500, 1000)  # 500 files in 10 s: 10 s for the other 500
     clock.now += 290
     line.count("files", 510, 1000)
-    assert _lines(shown) == ["porter check: files 0/1000", "porter check: files 100/1000",
-                             "porter check: files 500/1000, ~10 s left", "porter check: files 510/1000, ~5 min left"]
+    assert _lines(shown) == [
+        "porter check: files 0/1000",
+        "porter check: files 100/1000",
+        "porter check: files 500/1000, ~10 s left",
+        "porter check: files 510/1000, ~5 min left",
+    ]
 
 
 def test_nothing_is_drawn_off_a_terminal_or_before_the_delay():

@@ -114,13 +114,16 @@ def _porter(args: list[str], **kwargs):
     import sys
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "porter", *args], stderr=subprocess.PIPE, text=True, env=env,
-                          cwd=ROOT, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "porter", *args], stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT, **kwargs
+    )
 
 
 @pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs /dev/full")
-@pytest.mark.parametrize("args", [["check", str(EXAMPLE), "--target", "mlu"], ["rules"],
-                                  ["convert", str(EXAMPLE), "--target", "mlu", "--diff"]])
+@pytest.mark.parametrize(
+    "args",
+    [["check", str(EXAMPLE), "--target", "mlu"], ["rules"], ["convert", str(EXAMPLE), "--target", "mlu", "--diff"]],
+)
 def test_stdout_on_a_full_device_is_one_line_not_a_traceback(args):
     with open("/dev/full", "w") as full:
         done = _porter(args, stdout=full)
@@ -174,8 +177,9 @@ def test_escape_sequences_in_file_names_never_reach_the_terminal(tmp_path):
     checked = _run("check", str(src), "--target", "mlu", "--isolated", "--no-cache", "--verbose")
     assert checked.exit_code == 0, checked.output
     assert "evil\\x1b[31m\\x1b]0;title\\x07.py:2:" in checked.output
-    converted = CliRunner().invoke(main, ["convert", str(src), "--target", "mlu", "--isolated", "--no-cache",
-                                          "--max-file-size", "0.001"])
+    converted = CliRunner().invoke(
+        main, ["convert", str(src), "--target", "mlu", "--isolated", "--no-cache", "--max-file-size", "0.001"]
+    )
     assert "bigevil\\x1b[31m" in converted.output  # the skipped file, named
     for output in (checked.output, converted.output):
         assert "\x1b" not in output and "\x07" not in output
@@ -186,7 +190,9 @@ def test_escape_sequences_in_file_names_never_reach_github_logs_or_porter_report
     src = tmp_path / "repo"
     src.mkdir()
     (src / f"{ESC_NAME}.py").write_text("import torch\nx = torch.cuda.current_device()\n")
-    annotated = _run("check", str(src), "--target", "mlu", "--isolated", "--no-cache", "--format", "github", "--exit-zero")
+    annotated = _run(
+        "check", str(src), "--target", "mlu", "--isolated", "--no-cache", "--format", "github", "--exit-zero"
+    )
     assert "/evil\\x1b[31m\\x1b]0;title\\x07.py,line=2" in annotated.output, annotated.output
     assert "\x1b" not in annotated.output and "\x07" not in annotated.output
     folder = tmp_path / f"out{ESC_NAME}"
@@ -208,7 +214,7 @@ def test_printable_escapes_controls_undecodable_bytes_and_direction_overrides():
 
 def test_a_projects_rule_text_is_escaped_in_porter_rules_and_settings(tmp_path, monkeypatch):
     (tmp_path / "porter_rules").mkdir()
-    (tmp_path / "porter_rules" / "house.toml").write_text('''
+    (tmp_path / "porter_rules" / "house.toml").write_text("""
 [[rule]]
 code = "PRT801"
 name = "house-rule"
@@ -219,8 +225,10 @@ severity = "error"
 applicability = "manual"
 match = ["mylib.cuda_kernels.fused_adam"]
 examples = [{ before = "opt = fused_adam(params)" }]
-''')
-    (tmp_path / "porter.toml").write_text('target = "mlu"\nrules = ["porter_rules/*.toml"]\nexclude = ["\\u001b[31m"]\n')
+""")
+    (tmp_path / "porter.toml").write_text(
+        'target = "mlu"\nrules = ["porter_rules/*.toml"]\nexclude = ["\\u001b[31m"]\n'
+    )
     monkeypatch.chdir(tmp_path)
     listed, explained = _run("rules"), _run("rules", "PRT801")
     settings = _run("config", str(tmp_path))

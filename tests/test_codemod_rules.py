@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "codemod_project"
 
 # Renames the in-house helper; logs every file libcst parses for it, and the process that did.
-RENAME = '''
+RENAME = """
 import os
 import libcst as cst
 import libcst.matchers as m
@@ -46,7 +46,7 @@ class DeviceSync(VisitorBasedCodemodCommand):
         if m.matches(updated_node, m.Attribute(value=m.Name("mycorp"), attr=m.Name("cuda_sync"))):
             return updated_node.with_changes(attr=cst.Name({new!r}))
         return updated_node
-'''
+"""
 
 TRAIN = """import torch
 import mycorp
@@ -58,12 +58,17 @@ mycorp.cuda_sync()  # porter: ignore[PRT811]
 OTHER = "import torch\n\ny = torch.ones(1).cuda()\n"
 
 
-def project(tmp_path: Path, codemod: str | None = None, files: dict[str, str] | None = None,
-            config: str = 'target = "mlu"\ncodemods = ["porter_rules/*.py"]\n') -> Path:
+def project(
+    tmp_path: Path,
+    codemod: str | None = None,
+    files: dict[str, str] | None = None,
+    config: str = 'target = "mlu"\ncodemods = ["porter_rules/*.py"]\n',
+) -> Path:
     root = tmp_path / "proj"
     (root / "porter_rules").mkdir(parents=True, exist_ok=True)
     (root / "porter_rules" / "house.py").write_text(
-        codemod if codemod is not None else RENAME.format(log=str(tmp_path / "parsed.log"), new="device_sync"))
+        codemod if codemod is not None else RENAME.format(log=str(tmp_path / "parsed.log"), new="device_sync")
+    )
     (root / "porter.toml").write_text(config)
     for rel, text in (files or {"src/train.py": TRAIN, "src/other.py": OTHER}).items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -93,7 +98,9 @@ def test_codemod_edits_go_into_patch_report_and_check_and_a_second_convert_chang
     result = invoke("convert", root / "src", "-o", out, "--no-cache", "-j", "1")
     assert result.exit_code == 0, result.output
     assert (out / "train.py").read_text().splitlines()[5:7] == [
-        "mycorp.device_sync()", "mycorp.cuda_sync()  # porter: ignore[PRT811]"]  # the suppressed line is kept
+        "mycorp.device_sync()",
+        "mycorp.cuda_sync()  # porter: ignore[PRT811]",
+    ]  # the suppressed line is kept
     patch = (out / "porter_report" / "changes.patch").read_text()
     assert "+mycorp.device_sync()" in patch and "+x = torch.zeros(2).mlu()" in patch  # porter's own edits too
     report = json.loads((out / "porter_report" / "report.json").read_text())
@@ -115,8 +122,9 @@ def test_codemod_honours_ignore_select_and_per_file_ignores(tmp_path):
     root = project(tmp_path)
     assert "PRT811" not in {f["rule"] for f in check_json(root, "--ignore", "PRT811")[1]["findings"]}
     assert {f["rule"] for f in check_json(root, "--select", "PRT811")[1]["findings"]} == {"PRT811"}
-    (root / "porter.toml").write_text('target = "mlu"\ncodemods = ["porter_rules/*.py"]\n'
-                                      'per-file-ignores = { "src/train.py" = ["PRT811"] }\n')
+    (root / "porter.toml").write_text(
+        'target = "mlu"\ncodemods = ["porter_rules/*.py"]\nper-file-ignores = { "src/train.py" = ["PRT811"] }\n'
+    )
     done = porter.convert(root / "src", diff=True)
     assert b"device_sync" not in done.patch and b".mlu()" in done.patch
 
@@ -148,7 +156,7 @@ def test_result_cache_keys_on_the_codemod_files_content(tmp_path):
     assert b"+mycorp.gpu_sync()" in porter.convert(root / "src", diff=True, cache_dir=cache).patch
 
 
-NOT_IDEMPOTENT = '''
+NOT_IDEMPOTENT = """
 import libcst as cst
 from libcst.codemod import ContextAwareTransformer
 
@@ -160,7 +168,7 @@ class Bump(ContextAwareTransformer):
 
     def leave_Integer(self, original_node, updated_node):
         return updated_node.with_changes(value=str(int(updated_node.value) + 1))
-'''
+"""
 
 
 def test_a_codemod_that_is_not_idempotent_is_an_error_naming_it_and_edits_nothing(tmp_path):
@@ -174,7 +182,7 @@ def test_a_codemod_that_is_not_idempotent_is_an_error_naming_it_and_edits_nothin
     assert b"counter = 2" not in done.patch and b".mlu()" in done.patch  # porter's own edits go on
 
 
-RAISES = '''
+RAISES = """
 import libcst as cst
 from libcst.codemod import VisitorBasedCodemodCommand
 
@@ -187,11 +195,13 @@ class Boom(VisitorBasedCodemodCommand):
     def visit_Name(self, node):
         if node.value == "boom":
             raise RuntimeError("cannot handle boom")
-'''
+"""
 
 
 def test_a_codemod_that_raises_on_a_file_is_an_error_naming_both_and_the_run_goes_on(tmp_path):
-    root = project(tmp_path, RAISES, {"src/bad.py": "import torch\nboom = torch.zeros(1).cuda()\n", "src/other.py": OTHER})
+    root = project(
+        tmp_path, RAISES, {"src/bad.py": "import torch\nboom = torch.zeros(1).cuda()\n", "src/other.py": OTHER}
+    )
     result, data = check_json(root)
     [error] = [f for f in data["findings"] if f["rule"] == "PRT813"]
     assert error["path"] == "bad.py" and str(root / "porter_rules" / "house.py") in error["message"]
@@ -201,8 +211,10 @@ def test_a_codemod_that_raises_on_a_file_is_an_error_naming_both_and_the_run_goe
 
 
 def test_a_codemod_that_writes_code_that_does_not_parse_is_an_error_naming_it(tmp_path):
-    source = NOT_IDEMPOTENT.replace("def leave_Integer(self, original_node, updated_node):\n        return updated_node.with_changes(value=str(int(updated_node.value) + 1))",
-                                    "def leave_Name(self, original_node, updated_node):\n        return updated_node.with_changes(value='if')")
+    source = NOT_IDEMPOTENT.replace(
+        "def leave_Integer(self, original_node, updated_node):\n        return updated_node.with_changes(value=str(int(updated_node.value) + 1))",
+        "def leave_Name(self, original_node, updated_node):\n        return updated_node.with_changes(value='if')",
+    )
     root = project(tmp_path, source, {"src/train.py": "import torch\ncounter = 1\nx = torch.zeros(2).cuda()\n"})
     [error] = [f for f in porter.check(root / "src").findings if f.rule == "PRT812"]
     assert "Bump" in error.message and "does not parse" in error.message
@@ -210,19 +222,33 @@ def test_a_codemod_that_writes_code_that_does_not_parse_is_an_error_naming_it(tm
     assert b"if = 1" not in done.patch and b".mlu()" in done.patch and done.failed_files == ()
 
 
-@pytest.mark.parametrize("source,needle", [
-    pytest.param("import libcst\nraise ImportError('no mycorp here')\n", "cannot be imported: ImportError: no mycorp here",
-                 id="import-fails"),
-    pytest.param("def broken(:\n", "cannot be imported: SyntaxError", id="syntax"),
-    pytest.param("from libcst.codemod import VisitorBasedCodemodCommand\n\n"
-                 "class NoCode(VisitorBasedCodemodCommand):\n    DESCRIPTION = 'x'\n    NAMES = ['x']\n",
-                 "declares no codemod with a CODE", id="no-code"),
-    pytest.param(RAISES.replace("PRT813", "PRT101"), "CODE PRT101 is taken by a rule of porter's", id="porter-code"),
-    pytest.param(RAISES.replace('"PRT813"', '"PRJ813"'), "CODE must be a code such as", id="bad-code"),
-    pytest.param(RAISES.replace('NAMES = ["boom"]', ""), "NAMES must be a non-empty list", id="no-names"),
-    pytest.param(RAISES.replace('NAMES = ["boom"]', 'NAMES = ["boom"]\n    NAME = "cuda-method"'),
-                 "NAME cuda-method is the name of another rule", id="porter-name"),
-])
+@pytest.mark.parametrize(
+    "source,needle",
+    [
+        pytest.param(
+            "import libcst\nraise ImportError('no mycorp here')\n",
+            "cannot be imported: ImportError: no mycorp here",
+            id="import-fails",
+        ),
+        pytest.param("def broken(:\n", "cannot be imported: SyntaxError", id="syntax"),
+        pytest.param(
+            "from libcst.codemod import VisitorBasedCodemodCommand\n\n"
+            "class NoCode(VisitorBasedCodemodCommand):\n    DESCRIPTION = 'x'\n    NAMES = ['x']\n",
+            "declares no codemod with a CODE",
+            id="no-code",
+        ),
+        pytest.param(
+            RAISES.replace("PRT813", "PRT101"), "CODE PRT101 is taken by a rule of porter's", id="porter-code"
+        ),
+        pytest.param(RAISES.replace('"PRT813"', '"PRJ813"'), "CODE must be a code such as", id="bad-code"),
+        pytest.param(RAISES.replace('NAMES = ["boom"]', ""), "NAMES must be a non-empty list", id="no-names"),
+        pytest.param(
+            RAISES.replace('NAMES = ["boom"]', 'NAMES = ["boom"]\n    NAME = "cuda-method"'),
+            "NAME cuda-method is the name of another rule",
+            id="porter-name",
+        ),
+    ],
+)
 def test_a_broken_codemod_file_is_reported_with_its_path_and_the_rest_of_the_run_goes_on(tmp_path, source, needle):
     root = project(tmp_path, source)
     path = str(root / "porter_rules" / "house.py")
@@ -251,8 +277,10 @@ def test_without_libcst_a_configuration_naming_codemods_says_how_to_install_it(t
 
 
 def test_a_toml_rule_cannot_claim_the_codemod_kind(tmp_path):
-    rule = ('[[rule]]\ncode = "PRT801"\nname = "x"\nkind = "codemod"\nsummary = "s"\nwhy = "w"\nseverity = "error"\n'
-            'applicability = "manual"\nfile = "a.py"\nclass = "A"\nnames = ["a"]\ndigest = "0"\nexamples = [{ before = "a" }]\n')
+    rule = (
+        '[[rule]]\ncode = "PRT801"\nname = "x"\nkind = "codemod"\nsummary = "s"\nwhy = "w"\nseverity = "error"\n'
+        'applicability = "manual"\nfile = "a.py"\nclass = "A"\nnames = ["a"]\ndigest = "0"\nexamples = [{ before = "a" }]\n'
+    )
     root = project(tmp_path, config='target = "mlu"\nrules = ["porter_rules/*.toml"]\n')
     (root / "porter_rules" / "house.toml").write_text(rule)
     result = invoke("check", root / "src", "--no-cache")
@@ -260,9 +288,12 @@ def test_a_toml_rule_cannot_claim_the_codemod_kind(tmp_path):
 
 
 def test_rules_lists_the_projects_own_rules_found_from_the_working_directory_or_config(tmp_path, monkeypatch):
-    root = project(tmp_path, config='target = "mlu"\nrules = ["porter_rules/*.toml"]\ncodemods = ["porter_rules/*.py"]\n')
-    (root / "porter_rules" / "house.toml").write_text((REPO / "tests" / "test_project_rules.py").read_text()
-                                                       .split("RULE = '''")[1].split("'''")[0])
+    root = project(
+        tmp_path, config='target = "mlu"\nrules = ["porter_rules/*.toml"]\ncodemods = ["porter_rules/*.py"]\n'
+    )
+    from test_project_rules import RULE  # the project rule that test module checks
+
+    (root / "porter_rules" / "house.toml").write_text(RULE)
     monkeypatch.chdir(root / "src")
     listed = invoke("rules", "-t", "mlu")
     assert listed.exit_code == 0, listed.output
@@ -292,20 +323,24 @@ def test_readme_codemod_example_is_the_shipped_example_and_runs(tmp_path):
 
 def test_a_codemod_for_other_targets_does_not_run(tmp_path):
     source = RENAME.format(log=str(tmp_path / "parsed.log"), new="device_sync").replace(
-        'NAMES = ["cuda_sync"]', 'NAMES = ["cuda_sync"]\n    TARGETS = ["hip"]')
+        'NAMES = ["cuda_sync"]', 'NAMES = ["cuda_sync"]\n    TARGETS = ["hip"]'
+    )
     root = project(tmp_path, source)
     assert "PRT811" not in {f.rule for f in porter.check(root / "src").findings}
     assert not parsed(tmp_path)
     assert "PRT811" in {f.rule for f in porter.check(root / "src", target="hip").findings}
 
 
-@pytest.mark.parametrize("before,after", [
-    ("a = 1\nb = 2\n", "a = 1\nb = 3\n"),
-    ("a = 1\nb = 2\nc = 3\n", "a = 1\nc = 3\n"),  # a line removed
-    ("a = 1\n", "import x\na = 1\nb = 2\n"),  # lines added before and after
-    ("f(a,\n  b)\n", "f(a, b)\n"),  # two lines joined
-    ("x = 'é'\r\ny = 1\r\n", "x = 'é'\r\ny = 2\r\n"),  # \r\n and non-ASCII kept
-])
+@pytest.mark.parametrize(
+    "before,after",
+    [
+        ("a = 1\nb = 2\n", "a = 1\nb = 3\n"),
+        ("a = 1\nb = 2\nc = 3\n", "a = 1\nc = 3\n"),  # a line removed
+        ("a = 1\n", "import x\na = 1\nb = 2\n"),  # lines added before and after
+        ("f(a,\n  b)\n", "f(a, b)\n"),  # two lines joined
+        ("x = 'é'\r\ny = 1\r\n", "x = 'é'\r\ny = 2\r\n"),  # \r\n and non-ASCII kept
+    ],
+)
 def test_span_edits_rebuild_the_codemods_output_touching_only_what_changed(before, after):
     from porter.core.edits import apply_edits
     from porter.core.model import Edit
@@ -314,5 +349,4 @@ def test_span_edits_rebuild_the_codemods_output_touching_only_what_changed(befor
     edits = span_edits(before, after)
     assert apply_edits(before, [Edit("PRT811", s, e, r) for s, e, r in edits]) == after
     changed = sum(e - s for s, e, _ in edits)
-    assert changed <= sum(len(x) for x in before.splitlines(keepends=True)
-                          if x not in after.splitlines(keepends=True))
+    assert changed <= sum(len(x) for x in before.splitlines(keepends=True) if x not in after.splitlines(keepends=True))

@@ -42,8 +42,9 @@ services:
 
 def test_flow_style_finds_what_block_style_finds():
     block, flow = _convert(BLOCK), _convert(FLOW)
-    assert [(f.rule, f.message) for f in sorted(block.findings, key=lambda f: f.line)] == \
-        [(f.rule, f.message) for f in sorted(flow.findings, key=lambda f: f.line)]
+    assert [(f.rule, f.message) for f in sorted(block.findings, key=lambda f: f.line)] == [
+        (f.rule, f.message) for f in sorted(flow.findings, key=lambda f: f.line)
+    ]
     assert {f.rule for f in flow.findings} == {"PRT530", "PRT531"} and [e.rule for e in flow.edits] == ["PRT533"]
     # the rename replaces the name alone: braces, quotes and the rest of the line stay
     assert flow.new_bytes.decode() == FLOW.replace("CUDA_VISIBLE_DEVICES", "MLU_VISIBLE_DEVICES")

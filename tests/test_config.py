@@ -45,7 +45,9 @@ def rules_of(result) -> list[str]:
 
 
 def test_pyproject_tool_porter_is_found_from_src_and_supplies_the_target(project):
-    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.porter]\ntarget = "mlu"\nselect = ["PRT4"]\n')
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.porter]\ntarget = "mlu"\nselect = ["PRT4"]\n'
+    )
     result = run("check", project / "src", "--format", "json", "--no-cache")
     assert result.exit_code == 1, result.output
     found = rules_of(result)
@@ -68,17 +70,26 @@ def test_porter_toml_wins_over_pyproject_in_the_same_folder_and_nearest_wins(pro
     assert find_config(project / "src") == project / "porter.toml"
 
 
-@pytest.mark.parametrize("text,needle", [
-    pytest.param('[tool.porter]\ntarget = "mlu"\nselct = ["PRT1"]\n', "unknown key 'selct'", id="unknown-key"),
-    pytest.param('[tool.porter]\nfail_on = "warning"\n', "did you mean 'fail-on'", id="snake-case"),
-    pytest.param('[tool.porter]\nselect = ["PRT777"]\n', "key 'select': unknown rule code 'PRT777'", id="unknown-code"),
-    pytest.param('[tool.porter]\nignore = ["XYZ"]\n', "key 'ignore': unknown rule code 'XYZ'", id="not-a-code"),
-    pytest.param('[tool.porter]\nper-file-ignores = { "tests/*" = ["PRT99"] }\n', "key 'per-file-ignores'", id="per-file-code"),
-    pytest.param('[tool.porter]\nselect = "PRT1"\n', "key 'select' must be a list of rule codes", id="type"),
-    pytest.param('[tool.porter]\ntarget = "cuda"\n', "key 'target' must be one of", id="target"),
-    pytest.param('[tool.porter]\ntarget = "mlu"\ntarget-version = "9.9"\n', "key 'target-version'", id="version"),
-    pytest.param('[tool.porter\n', "not valid TOML", id="toml"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        pytest.param('[tool.porter]\ntarget = "mlu"\nselct = ["PRT1"]\n', "unknown key 'selct'", id="unknown-key"),
+        pytest.param('[tool.porter]\nfail_on = "warning"\n', "did you mean 'fail-on'", id="snake-case"),
+        pytest.param(
+            '[tool.porter]\nselect = ["PRT777"]\n', "key 'select': unknown rule code 'PRT777'", id="unknown-code"
+        ),
+        pytest.param('[tool.porter]\nignore = ["XYZ"]\n', "key 'ignore': unknown rule code 'XYZ'", id="not-a-code"),
+        pytest.param(
+            '[tool.porter]\nper-file-ignores = { "tests/*" = ["PRT99"] }\n',
+            "key 'per-file-ignores'",
+            id="per-file-code",
+        ),
+        pytest.param('[tool.porter]\nselect = "PRT1"\n', "key 'select' must be a list of rule codes", id="type"),
+        pytest.param('[tool.porter]\ntarget = "cuda"\n', "key 'target' must be one of", id="target"),
+        pytest.param('[tool.porter]\ntarget = "mlu"\ntarget-version = "9.9"\n', "key 'target-version'", id="version"),
+        pytest.param("[tool.porter\n", "not valid TOML", id="toml"),
+    ],
+)
 def test_bad_configuration_exits_2_naming_file_and_key(project, text, needle):
     (project / "pyproject.toml").write_text(text)
     result = run("check", project / "src", "--target", "mlu", "--no-cache", "--exit-zero")
@@ -111,7 +122,9 @@ def test_per_file_ignores_exclude_and_baseline_are_relative_to_the_file(project)
     assert [f for f in found if f["path"] == "train.py"]  # other codes still reported there
     assert not [f for f in found if f["path"] == "pkg/layers.py"]
     # The baseline is the configured one: written once, it accepts everything.
-    assert run("check", project / "src", "--no-cache", "--write-baseline", project / "porter-baseline.json").exit_code == 0
+    assert (
+        run("check", project / "src", "--no-cache", "--write-baseline", project / "porter-baseline.json").exit_code == 0
+    )
     (project / "porter.toml").write_text(config + 'baseline = "porter-baseline.json"\n')
     assert run("check", project / "src", "--no-cache").exit_code == 0
     assert run("check", project / "src", "--no-cache", "--isolated", "--target", "mlu").exit_code == 1
@@ -127,9 +140,13 @@ def test_porter_config_prints_each_setting_and_its_source(project):
     assert any(line.startswith('target = "mlu"') and line.endswith(label) for line in lines)
     assert any(line.startswith('fail-on = "error"') and line.endswith("# default") for line in lines)
     shown = run("check", project / "src", "--show-settings", "--ignore", "PRT1", "--target", "hip")
-    assert any(line.startswith('ignore = ["PRT903", "PRT1"]') and line.endswith(f"{label} + command line")
-               for line in shown.stdout.splitlines())
-    assert any(line.startswith('target = "hip"') and line.endswith("# command line") for line in shown.stdout.splitlines())
+    assert any(
+        line.startswith('ignore = ["PRT903", "PRT1"]') and line.endswith(f"{label} + command line")
+        for line in shown.stdout.splitlines()
+    )
+    assert any(
+        line.startswith('target = "hip"') and line.endswith("# command line") for line in shown.stdout.splitlines()
+    )
 
 
 def test_option_with_unknown_code_is_a_usage_error(tmp_path):
@@ -156,7 +173,9 @@ def test_convert_reads_the_configuration_too(tmp_path):
     assert result.exit_code == 0, result.output
     text = (tmp_path / "out" / "train.py").read_text()
     assert "torch.cuda.synchronize()" in text and ".mlu()" in text  # PRT101 ignored by the configuration
-    result = CliRunner().invoke(main, ["convert", str(src), "-o", str(tmp_path / "out2"), "--no-cache", "--target", "hip"])
+    result = CliRunner().invoke(
+        main, ["convert", str(src), "-o", str(tmp_path / "out2"), "--no-cache", "--target", "hip"]
+    )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out2" / "train.py").read_text().count("cuda") == 2  # HIP keeps CUDA's names
     (src / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.porter]\ntarget = "mlu"\nignor = ["PRT101"]\n')

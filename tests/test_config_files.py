@@ -27,12 +27,21 @@ def _out(name: str, data: bytes, target: str = "mlu") -> bytes:
 
 BROKEN = [
     pytest.param("train.yaml", b"model_name_or_path: x\nquantization_bit: [4\n", "invalid YAML", id="invalid-yaml"),
-    pytest.param("ds_z3_config.json", b'{"zero_optimization": {"stage": 3},\n "bf16": {"enabled": tr', "invalid JSON", id="truncated-json"),
+    pytest.param(
+        "ds_z3_config.json",
+        b'{"zero_optimization": {"stage": 3},\n "bf16": {"enabled": tr',
+        "invalid JSON",
+        id="truncated-json",
+    ),
     pytest.param("run.sh", b"\x7fELF\x02\x01\x01\0\0\0CUDA_VISIBLE_DEVICES", "binary", id="binary-sh"),
     pytest.param("run.sh", b"export CUDA_VISIBLE_DEVICES=0\necho \xff\xfe\n", "not UTF-8", id="undecodable-sh"),
     pytest.param("train.yaml", b"model_name_or_path: caf\xe9\nddp_backend: nccl\n", "not UTF-8", id="undecodable-yaml"),
-    pytest.param("run.sh", b"if [ -n x ]; then\n  CUDA_VISIBLE_DEVICES=0 python a.py\n", "does not parse", id="unterminated-if"),
-    pytest.param("demo.ipynb", b'{"cells": [{"cell_type": "code", "source": ["x.cuda()"', "invalid JSON", id="truncated-notebook"),
+    pytest.param(
+        "run.sh", b"if [ -n x ]; then\n  CUDA_VISIBLE_DEVICES=0 python a.py\n", "does not parse", id="unterminated-if"
+    ),
+    pytest.param(
+        "demo.ipynb", b'{"cells": [{"cell_type": "code", "source": ["x.cuda()"', "invalid JSON", id="truncated-notebook"
+    ),
     pytest.param("demo.ipynb", b'{"worksheets": [], "nbformat": 3}', "nbformat 4", id="nbformat-3"),
 ]
 
@@ -60,7 +69,11 @@ def test_files_without_a_config_key_are_not_decoded(name):
     """The config screen runs on the bytes: a data file named like a config and holding no
     key any rule looks at is unchanged, even when it is not UTF-8 (porter has nothing to do
     there); with such a key, undecodable bytes are reported."""
-    plain = '{"text": "caf\u00e9 au lait"}'.encode("latin-1") if name.endswith(".json") else "text: caf\u00e9\n".encode("latin-1")
+    plain = (
+        '{"text": "caf\u00e9 au lait"}'.encode("latin-1")
+        if name.endswith(".json")
+        else "text: caf\u00e9\n".encode("latin-1")
+    )
     _, result = _run(name, plain)
     assert result.status == "unchanged" and not result.findings
     keyed = plain.replace(b"text", b"ddp_backend")
@@ -85,7 +98,7 @@ def test_yaml_keeps_comments_quoting_and_order():
     data = (
         b"# fine-tuning recipe\n"
         b"model_name_or_path: 'org/model'   # the base\n"
-        b"flash_attn: \"fa2\"  # fastest on A100\n"
+        b'flash_attn: "fa2"  # fastest on A100\n'
         b"device:    cuda\n"
         b"bf16: true\n"
         b"ddp_backend: nccl\n"
@@ -93,7 +106,7 @@ def test_yaml_keeps_comments_quoting_and_order():
     assert _out("recipe.yaml", data) == (
         b"# fine-tuning recipe\n"
         b"model_name_or_path: 'org/model'   # the base\n"
-        b"flash_attn: \"sdpa\"  # fastest on A100\n"
+        b'flash_attn: "sdpa"  # fastest on A100\n'
         b"device:    mlu\n"
         b"bf16: true\n"
         b"ddp_backend: cncl\n"
@@ -123,7 +136,9 @@ def test_compose_files_are_not_yaml_configs():
 
 
 def test_deepspeed_json_layout_kept_and_findings_only():
-    data = b'{\n    "train_batch_size": 8,\n    "bf16": { "enabled" : true },\n    "zero_optimization": {"stage": 3}\n}\n'
+    data = (
+        b'{\n    "train_batch_size": 8,\n    "bf16": { "enabled" : true },\n    "zero_optimization": {"stage": 3}\n}\n'
+    )
     _, result = _run("ds.json", data)
     assert result.new_bytes is None and result.findings == ()  # PRT520 is a note: shown when selected
     _, result = _run("ds.json", data, select=("PRT520",))
@@ -144,25 +159,41 @@ def test_python_snippet_import_goes_after_import_torch():
 
 
 def _notebook(cells: list, **extra) -> dict:
-    return {"cells": cells, "metadata": {"kernelspec": {"language": "python", "name": "python3"}, **extra},
-            "nbformat": 4, "nbformat_minor": 5}
+    return {
+        "cells": cells,
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}, **extra},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
 
 
 def _code(source, outputs=()):
-    return {"cell_type": "code", "execution_count": 3, "metadata": {"collapsed": False},
-            "outputs": list(outputs), "source": source}
+    return {
+        "cell_type": "code",
+        "execution_count": 3,
+        "metadata": {"collapsed": False},
+        "outputs": list(outputs),
+        "source": source,
+    }
 
 
-OUTPUT = {"output_type": "execute_result", "execution_count": 3, "metadata": {},
-          "data": {"text/plain": ["device(type='cuda', index=0)"]}}
+OUTPUT = {
+    "output_type": "execute_result",
+    "execution_count": 3,
+    "metadata": {},
+    "data": {"text/plain": ["device(type='cuda', index=0)"]},
+}
 
 
 def test_notebook_outputs_metadata_and_layout_untouched():
-    nb = _notebook([
-        {"cell_type": "markdown", "metadata": {}, "source": ["Run `x.cuda()` on CUDA_VISIBLE_DEVICES=0"]},
-        _code(["import torch\n", "x = torch.ones(2).cuda()\n", "x.device"], [OUTPUT]),
-        _code("%env CUDA_VISIBLE_DEVICES=1\ny = torch.zeros(1, device='cuda')"),
-    ], widgets={"state": {"cuda": 1}})
+    nb = _notebook(
+        [
+            {"cell_type": "markdown", "metadata": {}, "source": ["Run `x.cuda()` on CUDA_VISIBLE_DEVICES=0"]},
+            _code(["import torch\n", "x = torch.ones(2).cuda()\n", "x.device"], [OUTPUT]),
+            _code("%env CUDA_VISIBLE_DEVICES=1\ny = torch.zeros(1, device='cuda')"),
+        ],
+        widgets={"state": {"cuda": 1}},
+    )
     data = (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode()
     out = _out("demo.ipynb", data)
     before, after = json.loads(data), json.loads(out)
@@ -170,19 +201,29 @@ def test_notebook_outputs_metadata_and_layout_untouched():
     for old, new in zip(before["cells"], after["cells"]):
         assert {k: v for k, v in old.items() if k != "source"} == {k: v for k, v in new.items() if k != "source"}
     assert after["cells"][0] == before["cells"][0]
-    assert after["cells"][1]["source"] == ["import torch\n", "import torch_mlu  # noqa: F401\n", "x = torch.ones(2).mlu()\n", "x.device"]
+    assert after["cells"][1]["source"] == [
+        "import torch\n",
+        "import torch_mlu  # noqa: F401\n",
+        "x = torch.ones(2).mlu()\n",
+        "x.device",
+    ]
     assert after["cells"][2]["source"] == "%env MLU_VISIBLE_DEVICES=1\ny = torch.zeros(1, device='mlu')"
     # Only the source lines differ; everything else is the original text.
     changed = [line for line in out.decode().splitlines() if line not in data.decode().splitlines()]
-    assert changed == ['    "import torch_mlu  # noqa: F401\\n",', '    "x = torch.ones(2).mlu()\\n",',
-                       '   "source": "%env MLU_VISIBLE_DEVICES=1\\ny = torch.zeros(1, device=\'mlu\')"']
+    assert changed == [
+        '    "import torch_mlu  # noqa: F401\\n",',
+        '    "x = torch.ones(2).mlu()\\n",',
+        '   "source": "%env MLU_VISIBLE_DEVICES=1\\ny = torch.zeros(1, device=\'mlu\')"',
+    ]
 
 
 def test_notebook_cell_source_as_one_string_stays_one_string():
     """nbformat allows a cell's source as one string; an edit that adds a line keeps it one
     (it once became two strings without a list: invalid JSON)."""
-    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": src}
-             for src in ("import torch\n", "x = 1\n", "y = torch.zeros(2).cuda()\n")]
+    cells = [
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": src}
+        for src in ("import torch\n", "x = 1\n", "y = torch.zeros(2).cuda()\n")
+    ]
     data = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1).encode()
     _, result = convert_bytes("a.ipynb", data, ActiveRules(load_rules("mlu")))
     assert result.status == "changed", result.reason
@@ -207,7 +248,12 @@ def test_notebook_cells_that_are_not_python_are_left_alone():
 
 
 def test_notebook_in_another_language_untouched():
-    nb = {"cells": [_code(["x <- cuda()"])], "metadata": {"language_info": {"name": "R"}}, "nbformat": 4, "nbformat_minor": 5}
+    nb = {
+        "cells": [_code(["x <- cuda()"])],
+        "metadata": {"language_info": {"name": "R"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     _, result = _run("r.ipynb", json.dumps(nb).encode())
     assert result.status == "unchanged" and not result.findings
 
@@ -220,10 +266,19 @@ def test_hip_keeps_names_and_reports():
 
 
 def test_notebook_shell_lines_and_cells():
-    nb = _notebook([
-        _code(["doc = \"\"\"\n", "!CUDA_VISIBLE_DEVICES=1 python kept.py\n", "\"\"\"\n", "!CUDA_VISIBLE_DEVICES=1 python run.py"]),
-        _code(["%%bash\n", "export CUDA_VISIBLE_DEVICES=0\n", "echo CUDA_VISIBLE_DEVICES\n", "nvidia-smi"]),
-    ])
+    nb = _notebook(
+        [
+            _code(
+                [
+                    'doc = """\n',
+                    "!CUDA_VISIBLE_DEVICES=1 python kept.py\n",
+                    '"""\n',
+                    "!CUDA_VISIBLE_DEVICES=1 python run.py",
+                ]
+            ),
+            _code(["%%bash\n", "export CUDA_VISIBLE_DEVICES=0\n", "echo CUDA_VISIBLE_DEVICES\n", "nvidia-smi"]),
+        ]
+    )
     _, result = _run("shell.ipynb", json.dumps(nb, indent=1).encode())
     out = json.loads(result.new_bytes)
     assert out["cells"][0]["source"][1] == "!CUDA_VISIBLE_DEVICES=1 python kept.py\n"  # inside a string: text
@@ -236,14 +291,14 @@ def test_yaml_marks_count_characters_with_either_loader():
     """Span edits need character offsets; libyaml and PyYAML must agree on non-ASCII text."""
     import yaml
 
-    text = "a: 1\n# 中文注释 ü\nb: \"ü中\"\nc: fa2  # 注释\n"
+    text = 'a: 1\n# 中文注释 ü\nb: "ü中"\nc: fa2  # 注释\n'
     loaders = [yaml.SafeLoader] + ([yaml.CSafeLoader] if getattr(yaml, "__with_libyaml__", False) else [])
     marks = []
     for loader in loaders:
         node = yaml.compose(text, Loader=loader)
         marks.append([(v.start_mark.index, v.end_mark.index) for _, v in node.value])
     assert all(m == marks[0] for m in marks)
-    assert text[marks[0][2][0]:marks[0][2][1]] == "fa2"
+    assert text[marks[0][2][0] : marks[0][2][1]] == "fa2"
 
 
 def test_the_config_screen_looks_for_keys_written_as_keys():

@@ -34,12 +34,20 @@ ROOT = Path(__file__).resolve().parents[1]
 LINE = available_versions("mlu")[-1]
 
 
-def dist_info(root: Path, folder: str, name: str, version: str, requires: tuple[str, ...] = (),
-              record: tuple[str, ...] | None = None) -> Path:
+def dist_info(
+    root: Path,
+    folder: str,
+    name: str,
+    version: str,
+    requires: tuple[str, ...] = (),
+    record: tuple[str, ...] | None = None,
+) -> Path:
     """A metadata folder as pip leaves it (METADATA, and RECORD when given)."""
     path = root / folder
     path.mkdir(parents=True)
-    text = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
+    text = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(
+        f"Requires-Dist: {r}\n" for r in requires
+    )
     (path / "METADATA").write_text(text, encoding="utf-8")
     if record is not None:
         (path / "RECORD").write_text("".join(f"{p},,\n" for p in record), encoding="utf-8")
@@ -48,9 +56,17 @@ def dist_info(root: Path, folder: str, name: str, version: str, requires: tuple[
 
 def renamed_deepspeed_mlu(root: Path, edit_name: bool = False) -> Path:
     """Cambricon's deepspeed-mlu with its folder renamed to upstream's (and Name edited too)."""
-    return dist_info(root, "deepspeed-0.9.5.dist-info", "deepspeed" if edit_name else "deepspeed-mlu", "0.9.5",
-                     record=("deepspeed/__init__.py", "deepspeed_mlu-0.9.5.dist-info/METADATA",
-                             "deepspeed_mlu-0.9.5.dist-info/RECORD"))
+    return dist_info(
+        root,
+        "deepspeed-0.9.5.dist-info",
+        "deepspeed" if edit_name else "deepspeed-mlu",
+        "0.9.5",
+        record=(
+            "deepspeed/__init__.py",
+            "deepspeed_mlu-0.9.5.dist-info/METADATA",
+            "deepspeed_mlu-0.9.5.dist-info/RECORD",
+        ),
+    )
 
 
 class FakeCards:
@@ -72,8 +88,13 @@ class FakeCards:
         return self.bf16
 
 
-def fake_torch(version: str = "2.4.0", cards: FakeCards | None = None, hip: str | None = None, cuda: str | None = None,
-               broken_fp16: bool = False):
+def fake_torch(
+    version: str = "2.4.0",
+    cards: FakeCards | None = None,
+    hip: str | None = None,
+    cuda: str | None = None,
+    broken_fp16: bool = False,
+):
     """A torch whose tensors are the real CPU torch's, whatever device they are asked on."""
     torch = pytest.importorskip("torch")
 
@@ -82,8 +103,16 @@ def fake_torch(version: str = "2.4.0", cards: FakeCards | None = None, hip: str 
             raise RuntimeError("CNNL_STATUS_NOT_SUPPORTED: matmul in half")
         return torch.full(shape, value, dtype=dtype)
 
-    return SimpleNamespace(__version__=version, version=SimpleNamespace(hip=hip, cuda=cuda), mlu=cards, cuda=cards,
-                           float16=torch.float16, bfloat16=torch.bfloat16, full=full, all=torch.all)
+    return SimpleNamespace(
+        __version__=version,
+        version=SimpleNamespace(hip=hip, cuda=cuda),
+        mlu=cards,
+        cuda=cards,
+        float16=torch.float16,
+        bfloat16=torch.bfloat16,
+        full=full,
+        all=torch.all,
+    )
 
 
 def test_torch_mlu_built_for_another_torch_or_line():
@@ -117,21 +146,25 @@ def test_cards_and_dtypes_of_a_fake_machine():
 
 def test_hip_needs_a_rocm_build_of_torch():
     table = line_table("hip", "any")
-    for torch, kind in ((fake_torch("2.4.1+cu121", FakeCards(), cuda="12.1"), "a CUDA build"),
-                        (fake_torch("2.4.1+cpu", FakeCards()), "a CPU build")):
+    for torch, kind in (
+        (fake_torch("2.4.1+cu121", FakeCards(), cuda="12.1"), "a CUDA build"),
+        (fake_torch("2.4.1+cpu", FakeCards()), "a CPU build"),
+    ):
         got = check_torch(Runtime("hip", torch), table, "any")
         assert got.status == FAIL and kind in got.detail and "download.pytorch.org/whl/rocm" in got.fix
         assert check_vendor(Runtime("hip", torch), "any").status == SKIP
-    rt = Runtime("hip", fake_torch("2.4.1+rocm6.1", FakeCards(8, name="AMD Instinct MI300X")), vendor_version="6.1.40091")
+    rt = Runtime(
+        "hip", fake_torch("2.4.1+rocm6.1", FakeCards(8, name="AMD Instinct MI300X")), vendor_version="6.1.40091"
+    )
     assert check_vendor(rt, "any").status == OK
     assert check_devices(rt).detail == "8 cuda cards: 8 x AMD Instinct MI300X"
 
 
 WORKERS = {
     "passes": "import json, os\nr = int(os.environ['RANK'])\n"
-              "print(json.dumps({'rank': r, 'backend': 'cncl', 'device': f'mlu:{r}', 'value': [3.0, 3.0]}))\n",
+    "print(json.dumps({'rank': r, 'backend': 'cncl', 'device': f'mlu:{r}', 'value': [3.0, 3.0]}))\n",
     "fails": "import os, sys, time\nif os.environ['RANK'] == '1':\n"
-             "    sys.exit('RuntimeError: CNCL error: unhandled system error (cnclInit)')\ntime.sleep(30)\n",
+    "    sys.exit('RuntimeError: CNCL error: unhandled system error (cnclInit)')\ntime.sleep(30)\n",
     "hangs": "import time\ntime.sleep(30)\n",
 }
 
@@ -143,7 +176,9 @@ def test_process_group_outcomes(tmp_path, kind):
     rt = Runtime("mlu", fake_torch(cards=FakeCards(2)), vendor_version=f"1.24.0-torch{LINE}.0")
     got = check_process_group(rt, timeout=2 if kind == "hangs" else 20, worker=worker)
     if kind == "passes":
-        assert got.status == OK and got.detail == "cncl: 2 processes initialised it and all_reduce agreed on mlu:0, mlu:1"
+        assert (
+            got.status == OK and got.detail == "cncl: 2 processes initialised it and all_reduce agreed on mlu:0, mlu:1"
+        )
         return
     assert got.status == FAIL and "torchrun --standalone --nproc_per_node 2" in got.fix
     if kind == "fails":  # the rank that failed says why, though rank 0 was still waiting for it
@@ -169,7 +204,9 @@ def test_renamed_deepspeed_mlu_and_other_hacks(tmp_path):
     got = check_renamed(Installed([str(both)]), table, "mlu", LINE)
     assert got.status == FAIL and "both installed" in got.detail and got.fix.startswith("pip uninstall -y deepspeed")
     clean = tmp_path / "clean"
-    dist_info(clean, "PyYAML-6.0.1.dist-info", "PyYAML", "6.0.1", record=("yaml/__init__.py", "PyYAML-6.0.1.dist-info/RECORD"))
+    dist_info(
+        clean, "PyYAML-6.0.1.dist-info", "PyYAML", "6.0.1", record=("yaml/__init__.py", "PyYAML-6.0.1.dist-info/RECORD")
+    )
     assert check_renamed(Installed([str(clean)]), table, "mlu", LINE).status == OK
 
 
@@ -178,17 +215,28 @@ def test_cuda_builds_on_mlu(tmp_path):
     dist_info(tmp_path, "torchvision-0.16.0+cu121.dist-info", "torchvision", "0.16.0+cu121")
     dist_info(tmp_path, "torchaudio-2.4.0.dist-info", "torchaudio", "2.4.0", requires=("nvidia-cudnn-cu12 ==9.1.0.70",))
     dist_info(tmp_path, "bitsandbytes-0.45.0.dist-info", "bitsandbytes", "0.45.0")
-    dist_info(tmp_path, "flash_attn-2.7.4.dist-info", "flash_attn", "2.7.4",
-              record=("flash_attn/__init__.py", "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so"))
+    dist_info(
+        tmp_path,
+        "flash_attn-2.7.4.dist-info",
+        "flash_attn",
+        "2.7.4",
+        record=("flash_attn/__init__.py", "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so"),
+    )
     installed = Installed([str(tmp_path)])
     rt = Runtime("mlu", fake_torch("2.4.0", FakeCards()), vendor_version="1.24.0-torch2.4.0")
     pair = pair_for("2.4.0")
     vision = check_paired("torchvision", installed, rt, "mlu", "2.4.0")
     assert vision.status == FAIL and vision.detail.startswith("torchvision 0.16.0+cu121 is a CUDA build (+cu121): ")
-    assert vision.fix == (f"pip uninstall -y torchvision && pip install torchvision=={pair.torchvision} "
-                          "--index-url https://download.pytorch.org/whl/cpu --no-deps")
+    assert vision.fix == (
+        f"pip uninstall -y torchvision && pip install torchvision=={pair.torchvision} "
+        "--index-url https://download.pytorch.org/whl/cpu --no-deps"
+    )
     audio = check_paired("torchaudio", installed, rt, "mlu", "2.4.0")
-    assert audio.status == FAIL and "requires nvidia-cudnn-cu12" in audio.detail and f"torchaudio=={pair.torchaudio}" in audio.fix
+    assert (
+        audio.status == FAIL
+        and "requires nvidia-cudnn-cu12" in audio.detail
+        and f"torchaudio=={pair.torchaudio}" in audio.fix
+    )
     bnb = check_cuda_only("bitsandbytes", installed, table, "mlu", LINE)
     assert table.by_distribution("bitsandbytes").action == "drop"
     assert bnb.status == FAIL and table.by_distribution("bitsandbytes").reason.rstrip(".") in bnb.detail
@@ -199,8 +247,11 @@ def test_cuda_builds_on_mlu(tmp_path):
     hip = line_table("hip", "any")  # bitsandbytes has a ROCm backend from some release on; flash-attn a ROCm build
     bnb = check_cuda_only("bitsandbytes", installed, hip, "hip", "any")
     spec = releases(hip.by_distribution("bitsandbytes"), "any")
-    assert (bnb.status, bnb.fix) == ((FAIL, f'pip install "bitsandbytes{spec}"') if spec and not admits(spec, "0.45.0")
-                                     else (WARN, hip.by_distribution("bitsandbytes").suggestion))
+    assert (bnb.status, bnb.fix) == (
+        (FAIL, f'pip install "bitsandbytes{spec}"')
+        if spec and not admits(spec, "0.45.0")
+        else (WARN, hip.by_distribution("bitsandbytes").suggestion)
+    )
     rocm_flash = tmp_path / "rocm"
     dist_info(rocm_flash, "flash_attn-2.7.4.dist-info", "flash_attn", "2.7.4", record=("flash_attn_2_cuda.so",))
     assert check_cuda_only("flash-attn", Installed([str(rocm_flash)]), hip, "hip", "any").status == WARN
@@ -211,8 +262,14 @@ def test_cuda_builds_on_mlu(tmp_path):
 
 
 def doctor(args: list[str], env: dict[str, str], timeout: int = 120) -> tuple[int, list[dict]]:
-    proc = subprocess.run([sys.executable, "-m", "porter", "doctor", *args, "--format", "json"], env=env,
-                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "porter", "doctor", *args, "--format", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     return proc.returncode, json.loads(proc.stdout)
@@ -220,7 +277,9 @@ def doctor(args: list[str], env: dict[str, str], timeout: int = 120) -> tuple[in
 
 def test_doctor_without_torch(tmp_path):
     (tmp_path / "torch").mkdir()
-    (tmp_path / "torch" / "__init__.py").write_text("raise ImportError('torch is not installed here')\n", encoding="utf-8")
+    (tmp_path / "torch" / "__init__.py").write_text(
+        "raise ImportError('torch is not installed here')\n", encoding="utf-8"
+    )
     code, got = doctor(["--target", "mlu"], dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)])))
     by = {r["name"]: r for r in got}
     assert code == 1 == exit_code_of(got)
@@ -246,9 +305,24 @@ def test_doctor_on_cpu_torch_with_cuda_packages(tmp_path):
     renamed_deepspeed_mlu(site)
     code, got = doctor(["--target", "mlu"], dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(ROOT)])))
     by = {r["name"]: r for r in got}
-    assert [r["name"] for r in got] == ["torch", "torch_mlu", "devices", "fp16", "bf16", "process-group", "transformers",
-                                        "accelerate", "peft", "deepspeed", "llamafactory", "torchvision", "torchaudio",
-                                        "flash-attn", "bitsandbytes", "renamed-dist-info"]
+    assert [r["name"] for r in got] == [
+        "torch",
+        "torch_mlu",
+        "devices",
+        "fp16",
+        "bf16",
+        "process-group",
+        "transformers",
+        "accelerate",
+        "peft",
+        "deepspeed",
+        "llamafactory",
+        "torchvision",
+        "torchaudio",
+        "flash-attn",
+        "bitsandbytes",
+        "renamed-dist-info",
+    ]
     assert code == 1 == exit_code_of(got)
     assert by["torch_mlu"]["status"] == FAIL and "No module named 'torch_mlu'" in by["torch_mlu"]["detail"]
     assert "porter run --emulate mlu -- porter doctor" in by["torch_mlu"]["fix"]
@@ -256,17 +330,27 @@ def test_doctor_on_cpu_torch_with_cuda_packages(tmp_path):
     spec = releases(line_table("mlu", LINE).by_distribution("transformers"), LINE)
     assert spec, "the package table says which transformers releases know MLU"
     assert not admits(spec, "4.30.2")
-    assert by["transformers"] == {"name": "transformers", "status": FAIL, "fix": f'pip install "transformers{spec}"',
-                                  "detail": by["transformers"]["detail"]}
-    assert by["transformers"]["detail"].startswith(f"transformers 4.30.2 is not one of the releases that work on mlu {LINE}")
+    assert by["transformers"] == {
+        "name": "transformers",
+        "status": FAIL,
+        "fix": f'pip install "transformers{spec}"',
+        "detail": by["transformers"]["detail"],
+    }
+    assert by["transformers"]["detail"].startswith(
+        f"transformers 4.30.2 is not one of the releases that work on mlu {LINE}"
+    )
     assert by["torchvision"]["status"] == FAIL and "+cu121" in by["torchvision"]["detail"]
     assert "--index-url https://download.pytorch.org/whl/cpu --no-deps" in by["torchvision"]["fix"]
     torch_spec = releases(line_table("mlu", LINE).by_distribution("torch"), LINE) or ""
     if torch_spec.startswith("=="):  # this torch is not the line's: pair with the line's
         assert f"torchvision=={pair_for(torch_spec[2:]).torchvision} " in by["torchvision"]["fix"]
-    assert by["bitsandbytes"]["status"] == FAIL and by["bitsandbytes"]["fix"].startswith("pip uninstall -y bitsandbytes")
+    assert by["bitsandbytes"]["status"] == FAIL and by["bitsandbytes"]["fix"].startswith(
+        "pip uninstall -y bitsandbytes"
+    )
     assert by["renamed-dist-info"]["status"] == FAIL and "deepspeed-mlu" in by["renamed-dist-info"]["detail"]
-    assert by["deepspeed"]["detail"].startswith("deepspeed-mlu 0.9.5 [in deepspeed-0.9.5.dist-info: see renamed-dist-info]")
+    assert by["deepspeed"]["detail"].startswith(
+        "deepspeed-mlu 0.9.5 [in deepspeed-0.9.5.dist-info: see renamed-dist-info]"
+    )
 
 
 def test_usage_errors():
@@ -293,8 +377,12 @@ def test_doctor_under_the_emulator():
     assert code == exit_code_of(got)
     assert by["torch_mlu"]["status"] == OK and by["torch_mlu"]["detail"].startswith(f"torch_mlu emulated-{LINE} ")
     assert by["torch"]["status"] == OK and "emulated torch_mlu" in by["torch"]["detail"]
-    assert by["devices"] == {"name": "devices", "status": OK, "fix": "",
-                             "detail": "2 mlu cards: 2 x MLU370-X8 (emulated by porter)"}
+    assert by["devices"] == {
+        "name": "devices",
+        "status": OK,
+        "fix": "",
+        "detail": "2 mlu cards: 2 x MLU370-X8 (emulated by porter)",
+    }
     assert by["fp16"]["status"] == by["bf16"]["status"] == OK
     assert by["process-group"]["detail"] == "cncl: 2 processes initialised it and all_reduce agreed on mlu:0, mlu:1"
     table = line_table("mlu", LINE)

@@ -25,8 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBE = ROOT / "tests" / "data" / "emulator_probe.py"
 
 
-def emulated(args: list[str], devices: int | None = None, version: str | None = None, timeout: int = 180,
-             **env: str) -> subprocess.CompletedProcess:
+def emulated(
+    args: list[str], devices: int | None = None, version: str | None = None, timeout: int = 180, **env: str
+) -> subprocess.CompletedProcess:
     full = environment(devices, version)
     full.update(OMP_NUM_THREADS="1", **env)
     return subprocess.run(args, env=full, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
@@ -93,14 +94,24 @@ def test_save_and_load_with_and_without_map_location(probe):
 
 def test_rng_seeds_and_states(probe):
     got = probe["rng"]
-    assert got == {"seed_repeats": True, "state_restores": True, "cpu_stream_untouched": True, "state_type": "torch.uint8",
-                   "random_submodule": True, "all_states": 2}
+    assert got == {
+        "seed_repeats": True,
+        "state_restores": True,
+        "cpu_stream_untouched": True,
+        "state_type": "torch.uint8",
+        "random_submodule": True,
+        "all_states": 2,
+    }
 
 
 def test_autocast_and_grad_scaler(probe):
     got = probe["autocast"]
     assert (got["bf16"], got["fp16"], got["softmax_fp32"], got["outside"]) == (
-        "torch.bfloat16", "torch.float16", "torch.float32", "torch.float32")
+        "torch.bfloat16",
+        "torch.float16",
+        "torch.float32",
+        "torch.float32",
+    )
     assert got["scaler_stepped"] and got["scale"] == 65536.0
     assert "torch.bfloat16" in got["amp_dtypes"]
 
@@ -127,9 +138,11 @@ def test_api_list_of_2_4(probe):
 
 
 def test_api_list_follows_the_version(built):
-    code = ("import torch, torch_mlu\n"
-            "try:\n    torch.mlu.memory_snapshot()\nexcept AttributeError as e:\n    print('AE', e)\n"
-            "print(hasattr(torch.mlu, 'memory_snapshot'), hasattr(torch.mlu, 'synchronize'))")
+    code = (
+        "import torch, torch_mlu\n"
+        "try:\n    torch.mlu.memory_snapshot()\nexcept AttributeError as e:\n    print('AE', e)\n"
+        "print(hasattr(torch.mlu, 'memory_snapshot'), hasattr(torch.mlu, 'synchronize'))"
+    )
     old = emulated([sys.executable, "-c", code], version="2.1")
     assert old.returncode == 0, old.stderr[-2000:]
     assert "AE torch.mlu.memory_snapshot is not available in torch_mlu for torch 2.1" in old.stdout
@@ -149,8 +162,11 @@ def test_vendor_lists_differ_where_the_tables_do():
 @pytest.mark.parametrize(("devices", "visible", "count"), [(None, "0,1,2", "3"), (4, "1,3,5", "2")])
 def test_device_count_from_mlu_visible_devices(built, devices, visible, count):
     # --devices is the machine's card count; MLU_VISIBLE_DEVICES selects among the cards.
-    proc = emulated([sys.executable, "-c", "import torch, torch_mlu; print(torch.mlu.device_count())"],
-                    devices=devices, MLU_VISIBLE_DEVICES=visible)
+    proc = emulated(
+        [sys.executable, "-c", "import torch, torch_mlu; print(torch.mlu.device_count())"],
+        devices=devices,
+        MLU_VISIBLE_DEVICES=visible,
+    )
     assert proc.stdout.strip() == count, proc.stderr[-2000:]
 
 
@@ -165,16 +181,39 @@ def test_porter_run_passes_the_exit_code_and_devices(built):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("MLU_VISIBLE_DEVICES", None)
     code = "import sys, torch, torch_mlu; print(torch.mlu.device_count(), torch.ones(1, device='mlu:2').device); sys.exit(7)"
-    proc = subprocess.run([sys.executable, "-m", "porter", "run", "--emulate", "mlu", "--devices", "3", "--",
-                           "python", "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "porter", "run", "--emulate", "mlu", "--devices", "3", "--", "python", "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 7, proc.stderr[-2000:]
     assert proc.stdout.strip() == "3 mlu:2"
 
 
 def test_porter_run_rejects_an_unknown_version():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "porter", "run", "--emulate", "mlu", "--target-version", "1.0", "--",
-                           "python", "-c", "pass"], env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "porter",
+            "run",
+            "--emulate",
+            "mlu",
+            "--target-version",
+            "1.0",
+            "--",
+            "python",
+            "-c",
+            "pass",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "1.0 is not a known torch_mlu line" in proc.stderr
 
 
@@ -182,12 +221,19 @@ def test_convert_and_check_never_import_torch(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     (src / "train.py").write_text("import torch\nx = torch.zeros(2).cuda()\n", encoding="utf-8")
-    code = ("import sys\nfrom porter.cli import main\n"
-            f"for args in (['check', {str(src)!r}, '--target', 'mlu', '--no-cache'], ['convert', {str(src)!r}, '--target', 'mlu']):\n"
-            "    try:\n        main(args)\n    except SystemExit:\n        pass\n"
-            "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH', file=sys.stderr)")
-    proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
-                          text=True, timeout=120)
+    code = (
+        "import sys\nfrom porter.cli import main\n"
+        f"for args in (['check', {str(src)!r}, '--target', 'mlu', '--no-cache'], ['convert', {str(src)!r}, '--target', 'mlu']):\n"
+        "    try:\n        main(args)\n    except SystemExit:\n        pass\n"
+        "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH', file=sys.stderr)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.stderr.strip().endswith("NO-TORCH"), proc.stderr[-2000:]
     assert (tmp_path / "src_mlu" / "train.py").is_file()
 
@@ -230,8 +276,12 @@ dist.destroy_process_group()
 def test_cncl_backend_with_two_processes(built, tmp_path):
     script = tmp_path / "cncl_check.py"
     script.write_text(CNCL_SCRIPT, encoding="utf-8")
-    proc = emulated([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(script)],
-                    devices=2, timeout=240, RESULTS=str(tmp_path))
+    proc = emulated(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(script)],
+        devices=2,
+        timeout=240,
+        RESULTS=str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     got = {rank: json.loads((tmp_path / f"rank{rank}.json").read_text(encoding="utf-8")) for rank in (0, 1)}
     for rank, out in got.items():
@@ -282,8 +332,12 @@ def test_object_collectives_and_device_meshes_on_cncl(built, tmp_path, world):
     build on cncl groups."""
     script = tmp_path / "objects.py"
     script.write_text(OBJECTS_AND_MESH_SCRIPT, encoding="utf-8")
-    proc = emulated([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(world),
-                     str(script)], devices=world, timeout=300, RESULTS=str(tmp_path))
+    proc = emulated(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(world), str(script)],
+        devices=world,
+        timeout=300,
+        RESULTS=str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     for rank in range(world):
         out = json.loads((tmp_path / f"rank{rank}.json").read_text(encoding="utf-8"))
@@ -354,8 +408,12 @@ print("LOSSES", [h["loss"] for h in trainer.state.log_history if "loss" in h])
 def test_transformers_trainer_runs_on_mlu(built, tmp_path):
     pytest.importorskip("transformers")
     pytest.importorskip("accelerate")  # Trainer needs it; the emulate extra installs it
-    proc = emulated([sys.executable, "-c", f"OUT = {str(tmp_path / 'out')!r}\n" + TRAINER_SCRIPT], timeout=300,
-                    HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    proc = emulated(
+        [sys.executable, "-c", f"OUT = {str(tmp_path / 'out')!r}\n" + TRAINER_SCRIPT],
+        timeout=300,
+        HF_HUB_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in proc.stdout.splitlines() if " " in line}
     assert lines["AVAILABLE"] == "True mlu"
@@ -380,8 +438,12 @@ def test_a_build_killed_midway_does_not_hang_later_loads(built, tmp_path):
     (copy / "lock").write_text("")  # what a killed build leaves
     # The limit only guards against the hang (a load that waits for the lock never ends); a
     # load on a busy machine took over 120 s, so it is generous.
-    proc = emulated([sys.executable, "-c", "import torch, torch_mlu; print(torch.ones(1, device='mlu').device)"],
-                    devices=1, timeout=600, PORTER_EMULATOR_CACHE=str(cache))
+    proc = emulated(
+        [sys.executable, "-c", "import torch, torch_mlu; print(torch.ones(1, device='mlu').device)"],
+        devices=1,
+        timeout=600,
+        PORTER_EMULATOR_CACHE=str(cache),
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "mlu:0" in proc.stdout and not (copy / "lock").exists()
 
@@ -428,8 +490,9 @@ def test_two_environments_keep_a_build_each(tmp_path, monkeypatch):
 
     monkeypatch.setenv("PORTER_EMULATOR_CACHE", str(tmp_path / "cache"))
     loads: list[str] = []
-    monkeypatch.setattr(torch.utils.cpp_extension, "load",
-                        lambda name, sources, build_directory, **kw: loads.append(build_directory))
+    monkeypatch.setattr(
+        torch.utils.cpp_extension, "load", lambda name, sources, build_directory, **kw: loads.append(build_directory)
+    )
     here, other = build.torch_location(), _fake_environment(tmp_path / "venv2")
     for torch_dir in (here, other, here, other):
         monkeypatch.setattr(build, "torch_location", lambda torch_dir=torch_dir: torch_dir)

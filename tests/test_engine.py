@@ -46,8 +46,10 @@ def test_suppressing_the_only_edit_adds_no_import():
 def test_another_edit_still_brings_the_import():
     data = b"import torch\nx = torch.zeros(2).cuda()  # porter: ignore[PRT104]\ntorch.cuda.synchronize()\n"
     _, result = convert_bytes("train.py", data, MLU)
-    assert result.new_bytes == (b"import torch\nimport torch_mlu  # noqa: F401\nx = torch.zeros(2).cuda()  # porter: ignore[PRT104]\n"
-                                b"torch.mlu.synchronize()\n")
+    assert result.new_bytes == (
+        b"import torch\nimport torch_mlu  # noqa: F401\nx = torch.zeros(2).cuda()  # porter: ignore[PRT104]\n"
+        b"torch.mlu.synchronize()\n"
+    )
 
 
 @pytest.mark.parametrize(("name", "text", "code"), ONE_EDIT)
@@ -78,7 +80,12 @@ def test_convert_and_check_agree_on_findings():
 def test_inserted_lines_keep_the_files_line_ending_and_order(newline):
     data = newline.join(["import os", "import torch", "x = torch.zeros(2).cuda()", ""]).encode()
     _, result = convert_bytes("train.py", data, MLU)
-    assert result.new_bytes == newline.join(["import os", "import torch", "import torch_mlu  # noqa: F401", "x = torch.zeros(2).mlu()", ""]).encode()
+    assert (
+        result.new_bytes
+        == newline.join(
+            ["import os", "import torch", "import torch_mlu  # noqa: F401", "x = torch.zeros(2).mlu()", ""]
+        ).encode()
+    )
 
 
 def test_atomic_write_keeps_the_old_file_when_the_write_fails(tmp_path, monkeypatch):

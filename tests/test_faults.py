@@ -39,8 +39,14 @@ def _porter(*args: str, env: dict | None = None, limit_bytes: int | None = None,
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
 
     full_env = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
-    proc = subprocess.run([sys.executable, "-m", "porter", *args], capture_output=True, env=full_env,
-                          preexec_fn=limits, cwd=cwd, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "porter", *args],
+        capture_output=True,
+        env=full_env,
+        preexec_fn=limits,
+        cwd=cwd,
+        timeout=300,
+    )
     return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
 
 
@@ -206,8 +212,9 @@ def test_users_porter_folder_is_refused_then_kept_with_report_dir(tmp_path, name
     assert code == 2
     line = _one_line_error(err)
     assert str(src / name) in line and "--report-dir" in line
-    code, stdout, err = _porter("convert", str(src), "--target", "mlu", "-o", str(out), "--force",
-                                "--report-dir", str(tmp_path / "rep"))
+    code, stdout, err = _porter(
+        "convert", str(src), "--target", "mlu", "-o", str(out), "--force", "--report-dir", str(tmp_path / "rep")
+    )
     assert code == 0, err
     assert _snapshot(src) == before
     if as_file:
@@ -241,14 +248,16 @@ def test_in_place_leaves_no_report_in_src_and_keeps_the_users_folders(tmp_path):
 
 def test_report_dir_inside_src_or_over_users_files_is_refused(tmp_path):
     src = _repo(tmp_path)
-    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "o"),
-                           "--report-dir", str(src / "rep"))
+    code, _, err = _porter(
+        "convert", str(src), "--target", "mlu", "-o", str(tmp_path / "o"), "--report-dir", str(src / "rep")
+    )
     assert code == 2 and "inside the source tree" in _one_line_error(err)
     theirs = tmp_path / "theirs"
     theirs.mkdir()
     (theirs / "report.md").write_text("not porter's\n")
-    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "o2"),
-                           "--report-dir", str(theirs))
+    code, _, err = _porter(
+        "convert", str(src), "--target", "mlu", "-o", str(tmp_path / "o2"), "--report-dir", str(theirs)
+    )
     assert code == 2 and str(theirs / "report.md") in _one_line_error(err)
     assert (theirs / "report.md").read_text() == "not porter's\n"
     assert not (src / "rep").exists()
@@ -419,8 +428,9 @@ def test_disk_full_while_copying_a_file(tmp_path, monkeypatch):
 def test_file_size_limit_while_writing(tmp_path):
     src = _repo(tmp_path)
     (src / "big.bin").write_bytes(os.urandom(300_000))
-    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "out"), "--no-cache",
-                           limit_bytes=200_000)
+    code, _, err = _porter(
+        "convert", str(src), "--target", "mlu", "-o", str(tmp_path / "out"), "--no-cache", limit_bytes=200_000
+    )
     assert code == 2
     assert "big.bin: not written: File too large" in err
     _one_line_error(err)
@@ -428,8 +438,9 @@ def test_file_size_limit_while_writing(tmp_path):
 
 def test_file_size_limit_while_writing_the_report(tmp_path):
     src = _repo(tmp_path)
-    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "out"), "--no-cache",
-                           limit_bytes=2_000)
+    code, _, err = _porter(
+        "convert", str(src), "--target", "mlu", "-o", str(tmp_path / "out"), "--no-cache", limit_bytes=2_000
+    )
     assert code == 2
     line = _one_line_error(err)
     assert "porter_report/" in line and "File too large" in line
@@ -488,8 +499,12 @@ def test_unreadable_file_is_reported_failed(tmp_path, monkeypatch):
     assert result.exit_code == 1
     report = _report(out / "porter_report")
     files = {f["path"]: f for f in report["files"]}
-    assert files["pkg/a.py"] == {"path": "pkg/a.py", "kind": "other", "status": "failed",
-                                 "reason": "cannot read: Permission denied"}
+    assert files["pkg/a.py"] == {
+        "path": "pkg/a.py",
+        "kind": "other",
+        "status": "failed",
+        "reason": "cannot read: Permission denied",
+    }
     assert report["summary"]["files_failed"] == 1
 
 
@@ -538,8 +553,17 @@ def test_named_pipe_is_reported_skipped(tmp_path):
 
 # --- 5 and 6. odd file names: OUT, the patch (git apply), report.json, the HTML -----------
 
-ODD_NAMES = ["sp ace.py", "ta\tb.py", "new\nline.py", 'q"uote.py', "-dash.py", "back\\slash.py", "it's.py",
-             os.fsdecode(b"caf\xe9.py"), os.fsdecode(b"\xff\x80 raw.py")]
+ODD_NAMES = [
+    "sp ace.py",
+    "ta\tb.py",
+    "new\nline.py",
+    'q"uote.py',
+    "-dash.py",
+    "back\\slash.py",
+    "it's.py",
+    os.fsdecode(b"caf\xe9.py"),
+    os.fsdecode(b"\xff\x80 raw.py"),
+]
 
 
 def test_odd_names_round_trip_and_the_patch_applies(tmp_path):
@@ -559,8 +583,12 @@ def test_odd_names_round_trip_and_the_patch_applies(tmp_path):
     assert "caf\\udce9.py" in html
     copy = tmp_path / "copy"
     shutil.copytree(src, copy)
-    subprocess.run(["git", "apply", "--unsafe-paths", str(out / "porter_report" / "changes.patch")], cwd=copy,
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "apply", "--unsafe-paths", str(out / "porter_report" / "changes.patch")],
+        cwd=copy,
+        check=True,
+        capture_output=True,
+    )
     for name in ODD_NAMES:
         assert (copy / name).read_bytes() == (out / name).read_bytes(), name
 
@@ -584,7 +612,7 @@ def test_quote_path_as_git():
     from porter.core.patch import file_diff, quote_path
 
     assert quote_path(b"a/", "plain-name.py") == b"a/plain-name.py"
-    assert quote_path(b"a/", "t\tn\n\"\\.py") == b'"a/t\\tn\\n\\"\\\\.py"'
+    assert quote_path(b"a/", 't\tn\n"\\.py') == b'"a/t\\tn\\n\\"\\\\.py"'
     assert quote_path(b"a/", os.fsdecode(b"\xe9.py")) == b'"a/\\351.py"'
     assert file_diff("sp ace.py", b"a\n", b"b\n").splitlines()[1] == b"--- a/sp ace.py\t"
 
@@ -630,8 +658,9 @@ def test_cached_result_naming_another_path_is_recomputed():
         def put_many(self, context, results):
             pass
 
-    got = cached_map(lambda t: FileResult(t, "unchanged"), ["a.py"], ["k"], lambda t: 1, 1, Poisoned(),
-                     path_of=lambda t: t)
+    got = cached_map(
+        lambda t: FileResult(t, "unchanged"), ["a.py"], ["k"], lambda t: 1, 1, Poisoned(), path_of=lambda t: t
+    )
     assert got == [FileResult("a.py", "unchanged")]
 
 
@@ -657,8 +686,9 @@ def test_malformed_parsed_toml_in_the_user_cache_is_recomputed(tmp_path, entry):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(entry)
     src = _repo(tmp_path)
-    code, stdout, err = _porter("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "out"),
-                                env={"XDG_CACHE_HOME": str(cache)})
+    code, stdout, err = _porter(
+        "convert", str(src), "--target", "mlu", "-o", str(tmp_path / "out"), env={"XDG_CACHE_HOME": str(cache)}
+    )
     assert code == 0, err
     assert _report(tmp_path / "out" / "porter_report")["summary"]["files_changed"] == 1
 
@@ -782,13 +812,13 @@ def test_files_over_the_size_limit_are_skipped_and_copied(tmp_path):
     assert files["big.py"]["status"] == "skipped" and "--max-file-size" in files["big.py"]["reason"]
     assert (out / "big.py").read_text() == big
     # A first run (nothing to look up: the workers read the files) knows the size from stat.
-    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "first"), "--no-cache",
-                           "--max-file-size", "1")
+    code, _, err = _porter(
+        "convert", str(src), "--target", "mlu", "-o", str(tmp_path / "first"), "--no-cache", "--max-file-size", "1"
+    )
     assert code == 0, err
     files = {f["path"]: f for f in _report(tmp_path / "first" / "porter_report")["files"]}
     assert files["big.py"]["status"] == "skipped" and "--max-file-size" in files["big.py"]["reason"]
-    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(out), "--force",
-                           "--max-file-size", "5")
+    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(out), "--force", "--max-file-size", "5")
     assert code == 0, err
     assert "x.mlu()" in (out / "big.py").read_text()
 
@@ -839,16 +869,24 @@ main(sys.argv[1:])
 
 def test_in_place_rerun_removes_only_porters_stale_temporaries(tmp_path):
     src = _repo(tmp_path)
-    proc = subprocess.run([sys.executable, "-c", _KILLED_IN_PLACE, "convert", str(src), "--target", "mlu",
-                           "--in-place", "--jobs", "1"], env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                          capture_output=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED_IN_PLACE, "convert", str(src), "--target", "mlu", "--in-place", "--jobs", "1"],
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        timeout=300,
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     (left,) = [p for p in (src / "pkg").iterdir() if p.name.endswith(".porter-tmp")]
     dead = _dead_pid()
     # The user's files, some named exactly as porter's temporaries were before the run token.
-    users = [src / ".data.csv.4000000.porter-tmp", src / "pkg" / f".a.py.{dead}.porter-tmp",
-             src / "pkg" / ".a.py.porter-tmp", src / "pkg" / f".a.py.{dead}.porter-tmp.bak",
-             src / f"a.py.{dead}.porter-tmp", src / "pkg" / left.name.replace(".porter-tmp", "0.porter-tmp")]
+    users = [
+        src / ".data.csv.4000000.porter-tmp",
+        src / "pkg" / f".a.py.{dead}.porter-tmp",
+        src / "pkg" / ".a.py.porter-tmp",
+        src / "pkg" / f".a.py.{dead}.porter-tmp.bak",
+        src / f"a.py.{dead}.porter-tmp",
+        src / "pkg" / left.name.replace(".porter-tmp", "0.porter-tmp"),
+    ]
     for path in users:
         path.write_text("mine")
     code, _, err = _porter("convert", str(src), "--target", "mlu", "--in-place")
@@ -875,8 +913,16 @@ def test_in_place_never_writes_over_a_file_at_its_temporary_name(tmp_path, monke
 def test_no_cache_writes_nothing_to_the_user_cache(tmp_path):
     src, cache = _repo(tmp_path), tmp_path / "xdg"
     cache.mkdir()
-    code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(tmp_path / "out"), "--no-cache",
-                           env={"XDG_CACHE_HOME": str(cache)})
+    code, _, err = _porter(
+        "convert",
+        str(src),
+        "--target",
+        "mlu",
+        "-o",
+        str(tmp_path / "out"),
+        "--no-cache",
+        env={"XDG_CACHE_HOME": str(cache)},
+    )
     assert code == 0, err
     assert list(cache.rglob("*")) == []
 
@@ -884,8 +930,9 @@ def test_no_cache_writes_nothing_to_the_user_cache(tmp_path):
 def test_check_no_cache_writes_nothing_to_the_user_cache(tmp_path):
     src, cache = _repo(tmp_path), tmp_path / "xdg"
     cache.mkdir()
-    code, _, err = _porter("check", str(src), "--target", "mlu", "--no-cache", "--exit-zero",
-                           env={"XDG_CACHE_HOME": str(cache)})
+    code, _, err = _porter(
+        "check", str(src), "--target", "mlu", "--no-cache", "--exit-zero", env={"XDG_CACHE_HOME": str(cache)}
+    )
     assert code == 0, err
     assert list(cache.rglob("*")) == []
 

@@ -45,12 +45,15 @@ def test_invalid_exclude_pattern_is_skipped_with_a_warning(tmp_path):
 # --- 8. [tool.porter] values of the wrong type ----------------------------------------------
 
 
-@pytest.mark.parametrize("text,needle", [
-    ('[tool.porter]\ntarget = 3\n', "key 'target' must be one of 'mlu', 'hip', got 3"),
-    ('[tool.porter]\nexclude = "x"\n', "key 'exclude' must be a list of glob patterns, got 'x'"),
-    ('[tool.porter]\nrespect-gitignore = 1\n', "key 'respect-gitignore' must be true or false"),
-    ('[tool.porter]\nbaseline = ""\n', "key 'baseline' must be a path (a non-empty string)"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ("[tool.porter]\ntarget = 3\n", "key 'target' must be one of 'mlu', 'hip', got 3"),
+        ('[tool.porter]\nexclude = "x"\n', "key 'exclude' must be a list of glob patterns, got 'x'"),
+        ("[tool.porter]\nrespect-gitignore = 1\n", "key 'respect-gitignore' must be true or false"),
+        ('[tool.porter]\nbaseline = ""\n', "key 'baseline' must be a path (a non-empty string)"),
+    ],
+)
 @pytest.mark.parametrize("command", ["convert", "check"])
 def test_wrong_type_in_tool_porter_is_a_usage_error_naming_the_key(tmp_path, text, needle, command):
     src = _repo(tmp_path)
@@ -62,7 +65,7 @@ def test_wrong_type_in_tool_porter_is_a_usage_error_naming_the_key(tmp_path, tex
 
 # --- 9. a project rule whose regular expression does not compile ----------------------------
 
-BAD_REGEX_RULE = '''
+BAD_REGEX_RULE = """
 [[rule]]
 code = "PRT851"
 name = "house-image"
@@ -73,7 +76,7 @@ severity = "warning"
 applicability = "manual"
 image_patterns = ["^mycorp/(cuda"]
 examples = [{ before = "FROM mycorp/cuda:1" }]
-'''
+"""
 
 
 @pytest.mark.parametrize("command", ["convert", "check", "rules"])
@@ -103,7 +106,7 @@ def test_rule_regex_fields_are_checked_when_rules_load(tmp_path):
 
 # --- 10. a codemod that calls sys.exit --------------------------------------------------------
 
-EXITS = '''
+EXITS = """
 import sys
 from libcst.codemod import VisitorBasedCodemodCommand
 
@@ -116,7 +119,7 @@ class Quits(VisitorBasedCodemodCommand):
     def visit_Name(self, node):
         if node.value == "quit_here":
             sys.exit({code})
-'''
+"""
 
 
 @pytest.mark.parametrize("code", ["3", "'bye'"])
@@ -151,8 +154,13 @@ def test_run_of_a_file_that_cannot_be_started_is_one_line(tmp_path, monkeypatch,
         target = tmp_path / "folder"
         target.mkdir()
     else:
-        target.write_text({"not-executable": "print('hi')\n", "not-a-program": "\x00\x01binary data\n",
-                           "missing-interpreter": "#!/no/such/python\nprint('hi')\n"}[kind])
+        target.write_text(
+            {
+                "not-executable": "print('hi')\n",
+                "not-a-program": "\x00\x01binary data\n",
+                "missing-interpreter": "#!/no/such/python\nprint('hi')\n",
+            }[kind]
+        )
         target.chmod(0o644 if kind == "not-executable" else 0o755)
     result = CliRunner().invoke(main, ["run", "--emulate", "mlu", "--", str(target)])
     assert result.exit_code == 2, result.output
@@ -168,7 +176,7 @@ def test_run_of_a_file_that_cannot_be_started_is_one_line(tmp_path, monkeypatch,
 def test_a_pattern_of_thousands_of_stars_is_answered(tmp_path):
     """Runs in its own process with a generous limit: before the fix, 28 stars took 10 s and
     3,000 never finished. The verdicts are git's."""
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
         from porter.core.fileset import Patterns
         name = "a" * 5000
         cases = [("*" * 3000 + "x", name, None), ("*a" * 1500 + "b", name, None), ("*a" * 1500, name, True),
@@ -179,9 +187,10 @@ def test_a_pattern_of_thousands_of_stars_is_answered(tmp_path):
             assert patterns.verdict(path) is verdict, pattern[:20]
             assert patterns.spec.check_file(path).include is verdict, pattern[:20]  # pathspec itself
         print("ok")
-    ''')
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env={"PYTHONPATH": str(ROOT)})
+    """)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(ROOT)}
+    )
     assert proc.stdout.strip() == "ok", proc.stderr
 
 
@@ -201,8 +210,15 @@ def test_linear_regex_keeps_the_verdicts():
 
     from porter.core.fileset import linear_regex
 
-    regexes = [r"^(?:.+/)?[^/]*a[^/]*a[^/]*b(?:(?P<ps_d>/)|$)", r"^[^/]*ab[^/]*b/c", r"(?:^|/)(?:[^/]*\.a[^/]*|x[^/]*[b-c][^/]*)(?:/|$)",
-               r"^[^/]*[^/]*[^/]*$", r"^[^/]*[^a/][^/]*a$", r"^[^/]*a[^/]+b[^/]*c$", r"^[^/]*a(?:/.+)?/[^/]*b[^/]*$"]
+    regexes = [
+        r"^(?:.+/)?[^/]*a[^/]*a[^/]*b(?:(?P<ps_d>/)|$)",
+        r"^[^/]*ab[^/]*b/c",
+        r"(?:^|/)(?:[^/]*\.a[^/]*|x[^/]*[b-c][^/]*)(?:/|$)",
+        r"^[^/]*[^/]*[^/]*$",
+        r"^[^/]*[^a/][^/]*a$",
+        r"^[^/]*a[^/]+b[^/]*c$",
+        r"^[^/]*a(?:/.+)?/[^/]*b[^/]*$",
+    ]
     paths = ["".join(p) for n in range(1, 7) for p in itertools.product("ab/.c", repeat=n)]
     for regex in regexes:
         old, new = re.compile(regex), re.compile(linear_regex(regex))
@@ -214,7 +230,8 @@ def test_codemod_class_whose_attribute_exits_is_a_problem_of_its_file(tmp_path):
     pytest.importorskip("libcst")
     src = tmp_path / "proj"
     (src / "rules").mkdir(parents=True)
-    (src / "rules" / "odd.py").write_text(textwrap.dedent('''
+    (src / "rules" / "odd.py").write_text(
+        textwrap.dedent("""
         import sys
         from libcst.codemod import VisitorBasedCodemodCommand
 
@@ -225,7 +242,8 @@ def test_codemod_class_whose_attribute_exits_is_a_problem_of_its_file(tmp_path):
         class Exits(VisitorBasedCodemodCommand, metaclass=Meta):
             CODE = "PRT816"
             DESCRIPTION = "exits when asked its names"
-    '''))
+    """)
+    )
     (src / "porter.toml").write_text('target = "mlu"\ncodemods = ["rules/*.py"]\n')
     (src / "good.py").write_text(CUDA)
     rc, _, err = _porter("convert", str(src), "-o", str(tmp_path / "out"), "--no-cache")

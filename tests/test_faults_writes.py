@@ -49,9 +49,13 @@ def _poison_tree_index(cache: Path, rel: str) -> None:
     header, _, payload = path.read_bytes().partition(b"\n")
     meta, data = json.loads(header), json.loads(payload)
     for listing in data["listings"].values():
-        listing["dirs"] = {d: signature(d_path) for d, d_path in
-                           ((d, os.path.join(str(cache.parent / "repo"), d) if d else str(cache.parent / "repo"))
-                            for d in listing["dirs"])}
+        listing["dirs"] = {
+            d: signature(d_path)
+            for d, d_path in (
+                (d, os.path.join(str(cache.parent / "repo"), d) if d else str(cache.parent / "repo"))
+                for d in listing["dirs"]
+            )
+        }
         listing["entries"].append([rel, False, None, None])
     payload = json.dumps(data).encode()
     meta["sha256"] = hashlib.sha256(payload).hexdigest()
@@ -174,8 +178,8 @@ def test_force_rerun_removes_what_porters_earlier_run_wrote_and_src_no_longer_ha
     assert "2 file(s)" in err and "kept as they are: kept/mine.txt, notes.md" in err
     fresh = tmp_path / "fresh"
     assert _porter("convert", str(src), "--target", "mlu", "-o", str(fresh))[0] == 0
-    ours = {k[len(str(out)):]: v for k, v in _snapshot(out).items() if "porter_" not in k}
-    theirs = {k[len(str(fresh)):]: v for k, v in _snapshot(fresh).items() if "porter_" not in k}
+    ours = {k[len(str(out)) :]: v for k, v in _snapshot(out).items() if "porter_" not in k}
+    theirs = {k[len(str(fresh)) :]: v for k, v in _snapshot(fresh).items() if "porter_" not in k}
     assert {k: v for k, v in ours.items() if k not in ("/kept", "/kept/mine.txt", "/notes.md")} == theirs
 
 
@@ -189,8 +193,10 @@ def test_force_never_removes_what_an_earlier_report_names_outside_out(tmp_path):
     (tmp_path / "outside.py").write_text("theirs\n")
     (out / "linked").symlink_to(elsewhere, target_is_directory=True)
     report = json.loads((out / "porter_report" / "report.json").read_text())
-    report["files"] += [{"path": p, "kind": "python", "status": "unchanged"}
-                        for p in ("../outside.py", "linked/x.py", "/etc/hostname", "pkg")]
+    report["files"] += [
+        {"path": p, "kind": "python", "status": "unchanged"}
+        for p in ("../outside.py", "linked/x.py", "/etc/hostname", "pkg")
+    ]
     (out / "porter_report" / "report.json").write_text(json.dumps(report))
     code, _, err = _porter("convert", str(src), "--target", "mlu", "-o", str(out), "--force")
     assert code == 0, err

@@ -37,8 +37,9 @@ def checked_paths(*args, cwd: Path | None = None) -> tuple[int, list[str]]:
     if cwd is not None:
         os.chdir(cwd)
     try:
-        result = CliRunner().invoke(main, ["check", *map(str, args), "-t", "mlu", "--format", "json", "--no-cache"],
-                                    catch_exceptions=False)
+        result = CliRunner().invoke(
+            main, ["check", *map(str, args), "-t", "mlu", "--format", "json", "--no-cache"], catch_exceptions=False
+        )
     finally:
         os.chdir(old)
     assert result.exit_code in (0, 1), result.output
@@ -46,16 +47,24 @@ def checked_paths(*args, cwd: Path | None = None) -> tuple[int, list[str]]:
 
 
 def test_gitignore_nested_files_negations_and_ignored_folders(tmp_path):
-    src = make(tmp_path / "repo", {
-        ".gitignore": "*.log\ngenerated/\n/top_only.py\n!keep.log\n",
-        "a.py": CUDA, "top_only.py": CUDA, "sub/top_only.py": CUDA,
-        "x.log": "", "keep.log": "",
-        "generated/gen.py": CUDA,
-        "sub/.gitignore": "local.py\n!x.log\n",
-        "sub/local.py": CUDA, "sub/x.log": "", "sub/deep/local.py": CUDA,
-        # Nothing comes back from inside an ignored folder, even with a negation.
-        "generated/.gitignore": "!gen.py\n",
-    })
+    src = make(
+        tmp_path / "repo",
+        {
+            ".gitignore": "*.log\ngenerated/\n/top_only.py\n!keep.log\n",
+            "a.py": CUDA,
+            "top_only.py": CUDA,
+            "sub/top_only.py": CUDA,
+            "x.log": "",
+            "keep.log": "",
+            "generated/gen.py": CUDA,
+            "sub/.gitignore": "local.py\n!x.log\n",
+            "sub/local.py": CUDA,
+            "sub/x.log": "",
+            "sub/deep/local.py": CUDA,
+            # Nothing comes back from inside an ignored folder, even with a negation.
+            "generated/.gitignore": "!gen.py\n",
+        },
+    )
     files = scanned(src)
     assert "a.py" in files and "sub/top_only.py" in files
     assert "top_only.py" not in files  # anchored to the root's folder
@@ -77,12 +86,21 @@ def test_gitignore_of_the_repository_above_the_tree_counts(tmp_path):
 
 
 def test_virtualenvs_build_outputs_and_vcs_are_never_scanned(tmp_path):
-    src = make(tmp_path / "t", {
-        "train.py": CUDA,
-        "env/pyvenv.cfg": "home = /usr\n", "env/lib/site.py": CUDA,
-        "build/lib/x.py": CUDA, "dist/x.py": CUDA, "node_modules/x.py": CUDA, ".tox/x.py": CUDA,
-        ".venv/x.py": CUDA, "__pycache__/x.py": CUDA, "pkg/build/y.py": CUDA,
-    })
+    src = make(
+        tmp_path / "t",
+        {
+            "train.py": CUDA,
+            "env/pyvenv.cfg": "home = /usr\n",
+            "env/lib/site.py": CUDA,
+            "build/lib/x.py": CUDA,
+            "dist/x.py": CUDA,
+            "node_modules/x.py": CUDA,
+            ".tox/x.py": CUDA,
+            ".venv/x.py": CUDA,
+            "__pycache__/x.py": CUDA,
+            "pkg/build/y.py": CUDA,
+        },
+    )
     assert scanned(src, respect_gitignore=False) == ["train.py"]
 
 
@@ -94,10 +112,17 @@ def test_exclude_patterns_are_gitignore_style_and_repeatable(tmp_path):
 
 
 def test_check_takes_files_as_pre_commit_passes_them(tmp_path):
-    src = make(tmp_path / "proj", {
-        "porter.toml": 'target = "mlu"\nexclude = ["vendored/"]\n',
-        "a.py": CUDA, "pkg/b.py": CUDA, "pkg/c.py": CUDA, "vendored/v.py": CUDA, "README.md": "cuda\n",
-    })
+    src = make(
+        tmp_path / "proj",
+        {
+            "porter.toml": 'target = "mlu"\nexclude = ["vendored/"]\n',
+            "a.py": CUDA,
+            "pkg/b.py": CUDA,
+            "pkg/c.py": CUDA,
+            "vendored/v.py": CUDA,
+            "README.md": "cuda\n",
+        },
+    )
     code, paths = checked_paths("a.py", "pkg/b.py", "README.md", cwd=src)
     assert code == 1 and paths == ["a.py", "pkg/b.py"]  # relative to the project's root, c.py not checked
     # A folder among the paths is scanned as a tree would be.
@@ -114,8 +139,9 @@ def test_baseline_from_the_tree_accepts_the_files_pre_commit_passes(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     base = [sys.executable, "-m", "porter", "check", "--no-cache"]
     assert subprocess.run(base + [".", "--write-baseline", "base.json"], cwd=src, env=env).returncode == 0
-    done = subprocess.run(base + ["a.py", "pkg/b.py", "--baseline", "base.json"], cwd=src, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        base + ["a.py", "pkg/b.py", "--baseline", "base.json"], cwd=src, env=env, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -147,12 +173,45 @@ def test_patterns_decide_as_pathspec_does_for_every_path():
 
     from porter.core.fileset import Patterns
 
-    lines = ["# a comment", "*.pyc", "!keep.pyc", "/build", "logs/", "data/**/raw", "**/tmp-*",
-             "out[0-9].txt", "!out7.txt", "docs/*.md", "!docs/README.md", "\\#hash", "a/**/b/", "*.sw?",
-             "", "trailing\\ "]
+    lines = [
+        "# a comment",
+        "*.pyc",
+        "!keep.pyc",
+        "/build",
+        "logs/",
+        "data/**/raw",
+        "**/tmp-*",
+        "out[0-9].txt",
+        "!out7.txt",
+        "docs/*.md",
+        "!docs/README.md",
+        "\\#hash",
+        "a/**/b/",
+        "*.sw?",
+        "",
+        "trailing\\ ",
+    ]
     spec, patterns = pathspec.GitIgnoreSpec.from_lines(lines), Patterns(lines)
-    parts = ["keep.pyc", "x.pyc", "build", "logs", "data", "raw", "tmp-1", "out3.txt", "out7.txt", "docs",
-             "README.md", "guide.md", "#hash", "a", "b", "c.swp", "trailing ", "src"]
+    parts = [
+        "keep.pyc",
+        "x.pyc",
+        "build",
+        "logs",
+        "data",
+        "raw",
+        "tmp-1",
+        "out3.txt",
+        "out7.txt",
+        "docs",
+        "README.md",
+        "guide.md",
+        "#hash",
+        "a",
+        "b",
+        "c.swp",
+        "trailing ",
+        "src",
+    ]
     paths = [p for n in (1, 2, 3) for p in ("/".join(c) for c in itertools.product(parts, repeat=n))]
     paths += [p + "/" for p in paths[:400]]
     assert len(paths) > 5000
@@ -171,11 +230,62 @@ def test_the_screen_finds_every_path_a_pattern_matches():
 
     from porter.core.fileset import screen_regex
 
-    lines = ["*.pyc", "!keep.pyc", "/build", "logs/", "data/**/raw", "**/tmp-*", "**/b", "out[0-9].txt",
-             "[!a]x", "docs/*.md", "\\#hash", "\\!bang", "a/**/b/", "a/**", "*.sw?", "trailing\\ ", "x/y", "/a/b/",
-             "?", "**", "*/b", "b[]]c", "te?t/**/deep", "data[", "sp ace", "a\\*b"]
-    parts = ["keep.pyc", "x.pyc", "build", "logs", "data", "raw", "tmp-1", "out3.txt", "bx", "ax", "docs", "guide.md",
-             "#hash", "!bang", "a", "b", "c.swp", "trailing ", "x", "y", "b]c", "test", "deep", "data[", "sp ace", "a*b"]
+    lines = [
+        "*.pyc",
+        "!keep.pyc",
+        "/build",
+        "logs/",
+        "data/**/raw",
+        "**/tmp-*",
+        "**/b",
+        "out[0-9].txt",
+        "[!a]x",
+        "docs/*.md",
+        "\\#hash",
+        "\\!bang",
+        "a/**/b/",
+        "a/**",
+        "*.sw?",
+        "trailing\\ ",
+        "x/y",
+        "/a/b/",
+        "?",
+        "**",
+        "*/b",
+        "b[]]c",
+        "te?t/**/deep",
+        "data[",
+        "sp ace",
+        "a\\*b",
+    ]
+    parts = [
+        "keep.pyc",
+        "x.pyc",
+        "build",
+        "logs",
+        "data",
+        "raw",
+        "tmp-1",
+        "out3.txt",
+        "bx",
+        "ax",
+        "docs",
+        "guide.md",
+        "#hash",
+        "!bang",
+        "a",
+        "b",
+        "c.swp",
+        "trailing ",
+        "x",
+        "y",
+        "b]c",
+        "test",
+        "deep",
+        "data[",
+        "sp ace",
+        "a*b",
+    ]
     paths = [p for n in (1, 2, 3) for p in ("/".join(c) for c in itertools.product(parts, repeat=n))]
     paths += [p + "/" for p in paths[:2000]]
     matching = 0
@@ -196,10 +306,12 @@ def test_pathspec_is_not_loaded_when_no_path_is_ignored(tmp_path):
     """A clean checkout's walk meets no ignored path: the screen says so for each, and the
     pattern library is never loaded."""
     repo = make(tmp_path / "repo", {"a.py": CUDA, "sub/b.py": CUDA, ".gitignore": "*.pyc\n/build/\n**/tmp-*\n"})
-    code = ("import sys; from pathlib import Path; from porter.core.fileset import FileSelection; "
-            "from porter.engine.tree_index import TreeIndex; "
-            f"src = Path({str(repo)!r}); "
-            "print(len(list(TreeIndex(None, src).listing(FileSelection().matcher(src), None))), 'pathspec' in sys.modules)")
+    code = (
+        "import sys; from pathlib import Path; from porter.core.fileset import FileSelection; "
+        "from porter.engine.tree_index import TreeIndex; "
+        f"src = Path({str(repo)!r}); "
+        "print(len(list(TreeIndex(None, src).listing(FileSelection().matcher(src), None))), 'pathspec' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["3", "False"]
     (repo / "x.pyc").write_text("")

@@ -32,7 +32,9 @@ from porter.engine.pipeline import convert_file  # noqa: E402
 from porter.rules import ActiveRules, load_rules  # noqa: E402
 
 RUNNER = Path(__file__).resolve().parent / "data" / "run_ported_fixtures.py"
-CASES = [c for c in discover() if c.target == "mlu" and c.path.suffix == ".py" and not c.path.name.endswith(".setup.py")]
+CASES = [
+    c for c in discover() if c.target == "mlu" and c.path.suffix == ".py" and not c.path.name.endswith(".setup.py")
+]
 
 
 @pytest.mark.slow
@@ -50,8 +52,9 @@ def test_ported_fixtures_run_on_the_emulated_mlu(tmp_path):
         ported[str(dest)] = case.id
     env = environment(2, "2.4")
     env.update(OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    proc = subprocess.run([sys.executable, str(RUNNER), *ported], env=env, capture_output=True, text=True,
-                          timeout=900, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, str(RUNNER), *ported], env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
     excused = {str(tmp_path / c.code / c.path.name) for c in CASES if not c.runs}
@@ -59,8 +62,11 @@ def test_ported_fixtures_run_on_the_emulated_mlu(tmp_path):
     assert not failed, json.dumps(failed, indent=1)
     ran = [p for p, r in results.items() if r["status"] == "ok"]
     # Most cases need nothing but torch and transformers: a run that skips them all proves nothing.
-    assert len(ran) > (len(ported) - len(excused)) * 3 // 4, \
-        {ported[p]: r["why"] for p, r in results.items() if r["status"] == "skipped"}
+    assert len(ran) > (len(ported) - len(excused)) * 3 // 4, {
+        ported[p]: r["why"] for p, r in results.items() if r["status"] == "skipped"
+    }
     stale = sorted(ported[p] for p in excused if results[p]["status"] == "ok")
     if stale:
-        warnings.warn(f"{len(stale)} fixture(s) say run=no but run on the emulated MLU: {', '.join(stale)}", stacklevel=1)
+        warnings.warn(
+            f"{len(stale)} fixture(s) say run=no but run on the emulated MLU: {', '.join(stale)}", stacklevel=1
+        )

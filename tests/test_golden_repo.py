@@ -33,8 +33,14 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 def _findings_listing(report: dict) -> str:
-    lines = [f"{f['path']}:{f['line']}:{f['col']} {f['severity']} {f['rule']} {f['message']}" for f in report["findings"]]
-    lines += [f"{f['path']} {f['status']}: {f.get('reason', '')}" for f in report["files"] if f["status"] in ("skipped", "failed")]
+    lines = [
+        f"{f['path']}:{f['line']}:{f['col']} {f['severity']} {f['rule']} {f['message']}" for f in report["findings"]
+    ]
+    lines += [
+        f"{f['path']} {f['status']}: {f.get('reason', '')}"
+        for f in report["files"]
+        if f["status"] in ("skipped", "failed")
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -15,7 +15,7 @@ from porter.engine.kept_constants import module_name
 from porter.engine.runner import check_tree, convert_tree
 from porter.rules import ActiveRules, Selection, load_rules
 
-TIMERS = '''\
+TIMERS = """\
 from enum import Enum
 
 import torch
@@ -29,9 +29,9 @@ class TimerType(Enum):
 def timer(name, timer_type=TimerType.CUDA):
     kind = TimerType(timer_type)
     return torch.cuda.Event(enable_timing=True) if kind == TimerType.CUDA else name
-'''
+"""
 
-TRAIN = '''\
+TRAIN = """\
 import torch
 
 from pkg.timers import timer
@@ -40,9 +40,9 @@ from pkg.timers import timer
 def step(batch):
     timer("step", "cuda")
     return batch.to("cuda") + torch.zeros(1, device="cuda")
-'''
+"""
 
-PORTED_TRAIN = '''\
+PORTED_TRAIN = """\
 import torch
 import torch_mlu  # noqa: F401
 
@@ -52,7 +52,7 @@ from pkg.timers import timer
 def step(batch):
     timer("step", "cuda")
     return batch.to("mlu") + torch.zeros(1, device="mlu")
-'''
+"""
 
 
 def _tree(root: Path, with_enum: bool = True) -> Path:

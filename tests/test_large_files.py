@@ -63,7 +63,8 @@ def test_yaml_is_read_without_composing_nodes_and_verified_without_a_tree(monkey
     # PyYAML's nodes (and their marks) weighed more than the config tree; the edited text's
     # check built the whole tree again.
     text = "model_name_or_path: x\nddp_backend: nccl\nruns:\n" + "".join(
-        f"  - name: run{i}\n    device: cuda:{i % 8}\n    seed: {i}\n" for i in range(300))
+        f"  - name: run{i}\n    device: cuda:{i % 8}\n    seed: {i}\n" for i in range(300)
+    )
     composed = _counting(monkeypatch, yaml.nodes.Node, "__init__")
     trees = _counting(monkeypatch, _yamltree, "_document")
     result = _convert("sweep.yaml", text.encode())
@@ -115,8 +116,21 @@ def test_the_large_files_of_the_benchmark_are_valid_and_of_their_size(tmp_path):
 
 
 def test_the_benchmark_runs_and_reports_the_cost_per_mb():
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bigfile.py"), "--kinds", "yaml,json",
-                           "--sizes", "0.02,0.05", "--huge", "0"], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bigfile.py"),
+            "--kinds",
+            "yaml,json",
+            "--sizes",
+            "0.02,0.05",
+            "--huge",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     rows = [line.split() for line in done.stdout.splitlines()]
     assert sum(1 for r in rows if r[:1] in (["yaml"], ["json"]) and r[-2:-1] == ["exit"]) == 4

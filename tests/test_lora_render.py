@@ -91,8 +91,19 @@ def test_train_script_parses_and_fits_the_target(rendered):
     compile(source, "train_lora.py", "exec")
     assert f'BACKENDS = {{"{facts.device_type}": "{facts.backend}", "cpu": "gloo"}}' in source
     options = parser_options(source)
-    for name in ("deepspeed", "fsdp", "fsdp_config", "resume_from_checkpoint", "save_steps", "report_to",
-                 "eval_file", "val_size", "gradient_checkpointing", "merge_to", "data_format"):
+    for name in (
+        "deepspeed",
+        "fsdp",
+        "fsdp_config",
+        "resume_from_checkpoint",
+        "save_steps",
+        "report_to",
+        "eval_file",
+        "val_size",
+        "gradient_checkpointing",
+        "merge_to",
+        "data_format",
+    ):
         assert name in options
     assert options["device"]["default"] == "auto"
     assert options["device"]["choices"] == ["auto", facts.device_type, "cpu"]
@@ -159,8 +170,7 @@ def parser_options(source: str) -> dict[str, dict]:
     """The ``--name`` options a rendered train_lora.py defines, read from its syntax tree."""
     options = {}
     for node in ast.walk(ast.parse(source)):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "add_argument"):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
             name = ast.literal_eval(node.args[0])
             options[name.removeprefix("--")] = {
                 kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg not in ("type",)
@@ -291,7 +301,8 @@ def test_rendered_script_passes_porter_check(tmp_path, target):
     render_lora(tree, tmp_path / "check" / "porter_lora", target)
     proc = subprocess.run(
         [sys.executable, "-m", "porter", "check", str(tmp_path / "check"), "--target", target],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -306,7 +317,8 @@ def test_rendered_files_need_no_porter_edits(tmp_path, target):
     render_lora(tree, tmp_path / "check" / "lora", target, deepspeed=True)
     proc = subprocess.run(
         [sys.executable, "-m", "porter", "convert", str(tmp_path / "check"), "--target", target, "--diff"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip() == "", proc.stdout
@@ -314,8 +326,22 @@ def test_rendered_files_need_no_porter_edits(tmp_path, target):
 
 @pytest.mark.parametrize(
     "value",
-    ["sdpa", "porter_lora/ds_config.json", "/path/to/model", "a b", "x: y", 'q"uote', "on", "true",
-     True, False, 8, 0.0001, 3.0, 180000000],
+    [
+        "sdpa",
+        "porter_lora/ds_config.json",
+        "/path/to/model",
+        "a b",
+        "x: y",
+        'q"uote',
+        "on",
+        "true",
+        True,
+        False,
+        8,
+        0.0001,
+        3.0,
+        180000000,
+    ],
 )
 def test_yaml_scalar_reads_back_as_the_same_value(value):
     yaml = pytest.importorskip("yaml")
@@ -339,15 +365,18 @@ def add_lf_tables(tree: Path, layout: str) -> None:
     data, extras = tree / "src" / layout / "data", tree / "src" / layout / "extras"
     data.mkdir(parents=True, exist_ok=True)
     extras.mkdir(parents=True, exist_ok=True)
-    (data / "template.py").write_text("".join(
-        f'register_template(\n    name="{name}",\n    format_user=None,\n)\n' for name in ("default", "qwen", "llama2", "llama3")
-    ))
+    (data / "template.py").write_text(
+        "".join(
+            f'register_template(\n    name="{name}",\n    format_user=None,\n)\n'
+            for name in ("default", "qwen", "llama2", "llama3")
+        )
+    )
     (extras / "constants.py").write_text(
-        "register_model_group(\n    models={\n        \"Qwen2.5-7B-Instruct\": {\n"
-        "            DownloadSource.DEFAULT: \"Qwen/Qwen2.5-7B-Instruct\",\n        },\n    },\n"
-        "    template=\"qwen\",\n)\n"
+        'register_model_group(\n    models={\n        "Qwen2.5-7B-Instruct": {\n'
+        '            DownloadSource.DEFAULT: "Qwen/Qwen2.5-7B-Instruct",\n        },\n    },\n'
+        '    template="qwen",\n)\n'
         # A family whose template this version does not register is never chosen.
-        "register_model_group(models={\"Gemma-7B\": {DownloadSource.DEFAULT: \"google/gemma-7b\"}}, template=\"gemma\")\n"
+        'register_model_group(models={"Gemma-7B": {DownloadSource.DEFAULT: "google/gemma-7b"}}, template="gemma")\n'
     )
 
 
@@ -385,8 +414,13 @@ def test_run_sft_picks_the_template_for_the_model(tmp_path, layout, folder, conf
     (model / "config.json").write_text(json.dumps(config))
     base = {key: value for key, value in os.environ.items() if key != "TEMPLATE"}
     env = {**base, **fake_entry_points(tree, tmp_path / "bin"), "MODEL": str(model), **chosen}
-    proc = subprocess.run([bash, str(tree / "porter_lora" / "llamafactory" / "run_sft.sh")],
-                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    proc = subprocess.run(
+        [bash, str(tree / "porter_lora" / "llamafactory" / "run_sft.sh")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     args = proc.stdout.splitlines()
     if layout == "llamafactory":

@@ -57,10 +57,12 @@ def sharegpt_records() -> list[dict]:
     records = []
     for i, colour in enumerate(COLOURS):
         for fruit in FRUITS:
-            turns = [{"from": "human", "value": f"name the colour of a {colour} {fruit}"},
-                     {"from": "gpt", "value": colour},
-                     {"from": "human", "value": f"repeat {fruit} twice"},
-                     {"from": "gpt", "value": f"{fruit} {fruit}"}]
+            turns = [
+                {"from": "human", "value": f"name the colour of a {colour} {fruit}"},
+                {"from": "gpt", "value": colour},
+                {"from": "human", "value": f"repeat {fruit} twice"},
+                {"from": "gpt", "value": f"{fruit} {fruit}"},
+            ]
             record = {"conversations": turns}
             if i == 0:
                 record["system"] = "you name colours"
@@ -70,9 +72,11 @@ def sharegpt_records() -> list[dict]:
 
 def vocabulary_texts(records: list[dict]) -> list[str]:
     """Every word the prompts can contain, so the tokenizer knows them (no <unk> flood)."""
-    prompt = ("Below is an instruction that describes a task, paired with an input that provides "
-              "further context. Write a response that appropriately completes the request. "
-              "### Instruction: Input: Response: <| user assistant system |> you name colours of")
+    prompt = (
+        "Below is an instruction that describes a task, paired with an input that provides "
+        "further context. Write a response that appropriately completes the request. "
+        "### Instruction: Input: Response: <| user assistant system |> you name colours of"
+    )
     return [prompt] + [json.dumps(r) for r in records]
 
 
@@ -87,17 +91,27 @@ def build_model(model_dir: Path, records: list[dict], chat_template: str | None 
     tok.train_from_iterator(vocabulary_texts(records), trainers.WordLevelTrainer(special_tokens=specials))
     ids = {name: tok.token_to_id(name) for name in specials}
     tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", ids["<s>"])])
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>",
-                                   bos_token="<s>", eos_token="</s>")
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", bos_token="<s>", eos_token="</s>"
+    )
     if chat_template:
         fast.chat_template = chat_template
     fast.save_pretrained(model_dir)
     # initializer_range 0.2 (not 0.02): with a frozen random head, tiny weights give
     # near-uniform logits that LoRA alone cannot sharpen within 30 steps.
-    config = LlamaConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
-                         max_position_embeddings=128, initializer_range=0.2,
-                         pad_token_id=ids["<pad>"], bos_token_id=ids["<s>"], eos_token_id=ids["</s>"])
+    config = LlamaConfig(
+        vocab_size=tok.get_vocab_size(),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        initializer_range=0.2,
+        pad_token_id=ids["<pad>"],
+        bos_token_id=ids["<s>"],
+        eos_token_id=ids["</s>"],
+    )
     torch.manual_seed(0)
     LlamaForCausalLM(config).save_pretrained(model_dir)
 
@@ -125,16 +139,39 @@ def run(cmd: list[str], cwd: Path, timeout: int = 240, env: dict | None = None) 
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-FAST = ["--logging_steps", "1", "--batch_size", "8", "--gradient_accumulation_steps", "1",
-        "--learning_rate", "1e-2", "--cutoff_len", "64"]
+FAST = [
+    "--logging_steps",
+    "1",
+    "--batch_size",
+    "8",
+    "--gradient_accumulation_steps",
+    "1",
+    "--learning_rate",
+    "1e-2",
+    "--cutoff_len",
+    "64",
+]
 
 
-def train(script: Path, model: Path, data: Path, out: Path, *extra: str,
-          device: str = DEVICE, env: dict | None = None) -> subprocess.CompletedProcess:
+def train(
+    script: Path, model: Path, data: Path, out: Path, *extra: str, device: str = DEVICE, env: dict | None = None
+) -> subprocess.CompletedProcess:
     """Run train_lora.py directly, with small, fast settings, on ``device`` (``env``: e.g. the
     emulated MLU's, tests/test_lora_train_emulated.py)."""
-    cmd = [sys.executable, str(script), "--model", str(model), "--data", str(data), "--output_dir", str(out),
-           "--device", device, *FAST, *extra]
+    cmd = [
+        sys.executable,
+        str(script),
+        "--model",
+        str(model),
+        "--data",
+        str(data),
+        "--output_dir",
+        str(out),
+        "--device",
+        device,
+        *FAST,
+        *extra,
+    ]
     proc = run(cmd, cwd=out.parent, env=env)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return proc
@@ -146,13 +183,28 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def launch(script: Path, model: Path, data: Path, out: Path, *extra: str, device: str = DEVICE,
-           nproc: int = 1, base_env: dict | None = None) -> subprocess.CompletedProcess:
+def launch(
+    script: Path,
+    model: Path,
+    data: Path,
+    out: Path,
+    *extra: str,
+    device: str = DEVICE,
+    nproc: int = 1,
+    base_env: dict | None = None,
+) -> subprocess.CompletedProcess:
     """Run train_lora.py through the rendered run_lora.sh beside it (torchrun when nproc > 1)."""
-    env = {**(base_env or {}), "MODEL": str(model), "DATA": str(data), "OUTPUT_DIR": str(out), "DEVICE": device,
-           "NPROC": str(nproc), "MASTER_PORT": str(free_port()),
-           # run_lora.sh calls `python` and `torchrun`: this interpreter's.
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {
+        **(base_env or {}),
+        "MODEL": str(model),
+        "DATA": str(data),
+        "OUTPUT_DIR": str(out),
+        "DEVICE": device,
+        "NPROC": str(nproc),
+        "MASTER_PORT": str(free_port()),
+        # run_lora.sh calls `python` and `torchrun`: this interpreter's.
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
     proc = run(["bash", str(script.with_name("run_lora.sh")), *FAST, *extra], cwd=out.parent, env=env)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return proc
@@ -170,8 +222,18 @@ def assert_loss_falls(values: list[float]) -> None:
 @pytest.fixture(scope="module")
 def trained(workspace) -> tuple[subprocess.CompletedProcess, Path]:
     out = workspace["root"] / "out_single"
-    proc = train(workspace["mlu"], workspace["model"], workspace["data"], out, "--max_steps", "30",
-                 "--save_steps", "10", "--merge_to", str(out / "merged"))
+    proc = train(
+        workspace["mlu"],
+        workspace["model"],
+        workspace["data"],
+        out,
+        "--max_steps",
+        "30",
+        "--save_steps",
+        "10",
+        "--merge_to",
+        str(out / "merged"),
+    )
     return proc, out
 
 
@@ -190,8 +252,18 @@ def test_checkpoint_resumes_at_its_global_step(trained, workspace):
     assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-10", "checkpoint-20", "checkpoint-30"]
     resumed = workspace["root"] / "out_resumed"
     shutil.copytree(out, resumed)
-    proc = train(workspace["mlu"], workspace["model"], workspace["data"], resumed, "--max_steps", "33",
-                 "--save_steps", "10", "--resume_from_checkpoint", "last")
+    proc = train(
+        workspace["mlu"],
+        workspace["model"],
+        workspace["data"],
+        resumed,
+        "--max_steps",
+        "33",
+        "--save_steps",
+        "10",
+        "--resume_from_checkpoint",
+        "last",
+    )
     assert f"resuming from {resumed / 'checkpoint-30'}" in proc.stdout
     assert [step for step, _ in losses(proc.stdout)] == [31, 32, 33], proc.stdout
     assert "trained to step 33" in proc.stdout
@@ -208,8 +280,7 @@ def test_adapter_reloads_generates_and_matches_the_merge(trained, workspace):
     merged = AutoModelForCausalLM.from_pretrained(out / "merged", local_files_only=True).eval()
     inputs = tokenizer("### Instruction: name the colour ### Input: a red apple ### Response:", return_tensors="pt")
     with torch.no_grad():
-        generated = model.generate(**inputs, max_new_tokens=4, do_sample=False,
-                                   pad_token_id=tokenizer.pad_token_id)
+        generated = model.generate(**inputs, max_new_tokens=4, do_sample=False, pad_token_id=tokenizer.pad_token_id)
         assert torch.allclose(model(**inputs).logits, merged(**inputs).logits, atol=1e-4)
         untrained = AutoModelForCausalLM.from_pretrained(workspace["model"], local_files_only=True)
         assert not torch.allclose(untrained(**inputs).logits, merged(**inputs).logits, atol=1e-3)
@@ -218,8 +289,9 @@ def test_adapter_reloads_generates_and_matches_the_merge(trained, workspace):
 
 def test_run_lora_sh_two_processes(workspace):
     out = workspace["root"] / "out_ddp"
-    proc = launch(workspace["hip"], workspace["model"], workspace["data"], out, "--max_steps", "12",
-                  "--val_size", "0", nproc=2)
+    proc = launch(
+        workspace["hip"], workspace["model"], workspace["data"], out, "--max_steps", "12", "--val_size", "0", nproc=2
+    )
     assert "backend=gloo world_size=2" in proc.stdout and "parallelism: DDP" in proc.stdout
     steps = losses(proc.stdout)
     assert [step for step, _ in steps] == list(range(1, 13))
@@ -233,8 +305,7 @@ def test_sharegpt_from_a_saved_dataset_with_the_models_chat_template(workspace):
     saved = workspace["root"] / "sharegpt_disk"
     datasets.Dataset.from_list(sharegpt_records()).save_to_disk(str(saved))
     out = workspace["root"] / "out_chat"
-    proc = launch(workspace["mlu"], workspace["chat_model"], saved, out,
-                  "--max_steps", "20", "--val_size", "0")
+    proc = launch(workspace["mlu"], workspace["chat_model"], saved, out, "--max_steps", "20", "--val_size", "0")
     assert f"device={DEVICE}" in proc.stdout and "world_size=1" in proc.stdout
     assert "40 sharegpt examples, formatted with the model's own chat template" in proc.stdout
     assert_loss_falls([loss for _, loss in losses(proc.stdout)])
@@ -277,10 +348,18 @@ def test_only_answer_tokens_are_labelled(workspace):
 
 ERRORS = [
     pytest.param("mlu", ["--model", "{tmp}/nope", "--device", "cpu"], "is not a local directory", id="no-model"),
-    pytest.param("hip", ["--model", "{model}", "--device", "cpu", "--precision", "fp16"],
-                 "fp16 is not offered on cpu", id="fp16-on-cpu"),
-    pytest.param("hip", ["--model", "{model}", "--device", "cpu", "--output_dir", "{tmp}",
-                         "--resume_from_checkpoint", "last"], "no checkpoint-N folder", id="nothing-to-resume"),
+    pytest.param(
+        "hip",
+        ["--model", "{model}", "--device", "cpu", "--precision", "fp16"],
+        "fp16 is not offered on cpu",
+        id="fp16-on-cpu",
+    ),
+    pytest.param(
+        "hip",
+        ["--model", "{model}", "--device", "cpu", "--output_dir", "{tmp}", "--resume_from_checkpoint", "last"],
+        "no checkpoint-N folder",
+        id="nothing-to-resume",
+    ),
     pytest.param("mlu", ["--model", "{model}", "--device", "mlu"], "needs torch_mlu", id="no-torch_mlu"),
 ]
 
@@ -302,9 +381,21 @@ def test_eval_file_eval_steps_checkpointing_and_tensorboard(workspace):
     (root / "train.json").write_text(json.dumps(records[:30]), encoding="utf-8")  # a JSON list
     (root / "eval.jsonl").write_text("\n".join(json.dumps(r) for r in records[30:]) + "\n", encoding="utf-8")
     out = root / "out_eval"
-    proc = train(workspace["hip"], workspace["model"], root / "train.json", out, "--eval_file",
-                 str(root / "eval.jsonl"), "--max_steps", "4", "--eval_steps", "2",
-                 "--gradient_checkpointing", "--report_to", "tensorboard")
+    proc = train(
+        workspace["hip"],
+        workspace["model"],
+        root / "train.json",
+        out,
+        "--eval_file",
+        str(root / "eval.jsonl"),
+        "--max_steps",
+        "4",
+        "--eval_steps",
+        "2",
+        "--gradient_checkpointing",
+        "--report_to",
+        "tensorboard",
+    )
     assert "examples: 30 train, 15 eval" in proc.stdout
     assert re.search(r"step 2/4 eval_loss [0-9.]+", proc.stdout) and re.search(r"step 4/4 eval_loss", proc.stdout)
     assert [step for step, _ in losses(proc.stdout)] == [1, 2, 3, 4]
@@ -318,17 +409,36 @@ def test_deepspeed_zero3_two_processes_and_merge(workspace):
     ds_dir = workspace["root"] / "ds" / "porter_lora"
     render_lora(workspace["root"], ds_dir, "mlu", deepspeed=True)
     out = workspace["root"] / "out_zero3"
-    proc = run(["bash", str(ds_dir / "run_lora.sh"), *FAST, "--max_steps", "5", "--val_size", "0",
-                "--merge_to", str(out / "merged")], cwd=workspace["root"],
-               env={"MODEL": str(workspace["model"]), "DATA": str(workspace["data"]), "OUTPUT_DIR": str(out),
-                    "DEVICE": DEVICE, "NPROC": "2", "MASTER_PORT": str(free_port()),
-                    "DS_CONFIG": str(ds_dir / "ds_config_zero3.json"),
-                    # DeepSpeed compiles its CPU communication op once into the torch extensions
-                    # cache; conftest points XDG_CACHE_HOME at a fresh folder, which would make
-                    # every run compile it again (minutes), so the usual folder is named.
-                    "TORCH_EXTENSIONS_DIR": os.environ.get("TORCH_EXTENSIONS_DIR",
-                                                           os.path.expanduser("~/.cache/torch_extensions")),
-                    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"})
+    proc = run(
+        [
+            "bash",
+            str(ds_dir / "run_lora.sh"),
+            *FAST,
+            "--max_steps",
+            "5",
+            "--val_size",
+            "0",
+            "--merge_to",
+            str(out / "merged"),
+        ],
+        cwd=workspace["root"],
+        env={
+            "MODEL": str(workspace["model"]),
+            "DATA": str(workspace["data"]),
+            "OUTPUT_DIR": str(out),
+            "DEVICE": DEVICE,
+            "NPROC": "2",
+            "MASTER_PORT": str(free_port()),
+            "DS_CONFIG": str(ds_dir / "ds_config_zero3.json"),
+            # DeepSpeed compiles its CPU communication op once into the torch extensions
+            # cache; conftest points XDG_CACHE_HOME at a fresh folder, which would make
+            # every run compile it again (minutes), so the usual folder is named.
+            "TORCH_EXTENSIONS_DIR": os.environ.get(
+                "TORCH_EXTENSIONS_DIR", os.path.expanduser("~/.cache/torch_extensions")
+            ),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        },
+    )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     assert "world_size=2" in proc.stdout
     assert [step for step, _ in losses(proc.stdout)] == [1, 2, 3, 4, 5]

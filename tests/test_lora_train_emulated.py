@@ -24,26 +24,60 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def emulated() -> dict:
     prepare(quiet=True)  # the extension, built once into porter's cache
-    return {k: v for k, v in environment(devices=2, version="2.4").items()
-            if k in ("PYTHONPATH", "PATH", "PORTER_EMULATE_DEVICES", "PORTER_EMULATE_VERSION")}
+    return {
+        k: v
+        for k, v in environment(devices=2, version="2.4").items()
+        if k in ("PYTHONPATH", "PATH", "PORTER_EMULATE_DEVICES", "PORTER_EMULATE_VERSION")
+    }
 
 
 def test_trains_and_resumes_on_the_emulated_mlu(workspace, emulated):
     out = workspace["root"] / "emulated_single"
-    proc = train(workspace["mlu"], workspace["model"], workspace["data"], out, "--max_steps", "20",
-                 "--save_steps", "10", device="mlu", env=emulated)
+    proc = train(
+        workspace["mlu"],
+        workspace["model"],
+        workspace["data"],
+        out,
+        "--max_steps",
+        "20",
+        "--save_steps",
+        "10",
+        device="mlu",
+        env=emulated,
+    )
     assert "device=mlu" in proc.stdout, proc.stdout[-2000:]
     assert_loss_falls([loss for _, loss in losses(proc.stdout)])
     resumed = workspace["root"] / "emulated_resumed"
     shutil.copytree(out, resumed)
-    proc = train(workspace["mlu"], workspace["model"], workspace["data"], resumed, "--max_steps", "22",
-                 "--save_steps", "10", "--resume_from_checkpoint", "last", device="mlu", env=emulated)
+    proc = train(
+        workspace["mlu"],
+        workspace["model"],
+        workspace["data"],
+        resumed,
+        "--max_steps",
+        "22",
+        "--save_steps",
+        "10",
+        "--resume_from_checkpoint",
+        "last",
+        device="mlu",
+        env=emulated,
+    )
     assert [step for step, _ in losses(proc.stdout)] == [21, 22], proc.stdout[-2000:]
 
 
 def test_two_processes_over_cncl(workspace, emulated):
     out = workspace["root"] / "emulated_ddp"
-    proc = launch(workspace["mlu"], workspace["model"], workspace["data"], out, "--max_steps", "12",
-                  device="mlu", nproc=2, base_env=emulated)
+    proc = launch(
+        workspace["mlu"],
+        workspace["model"],
+        workspace["data"],
+        out,
+        "--max_steps",
+        "12",
+        device="mlu",
+        nproc=2,
+        base_env=emulated,
+    )
     assert "world_size=2" in proc.stdout and "device=mlu" in proc.stdout, proc.stdout[-2000:]
     assert_loss_falls([loss for _, loss in losses(proc.stdout)])

@@ -19,8 +19,11 @@ from porter.engine.pipeline import check_bytes
 from porter.rules import ActiveRules, Selection, load_rules
 
 # What a note says when there is nothing to change where it points.
-NOTHING_TO_DO = re.compile(r"expect it to work|nothing in it to port|never runs on|kept for CUDA|"
-                           r"never used at run time|runs on the host", re.IGNORECASE)
+NOTHING_TO_DO = re.compile(
+    r"expect it to work|nothing in it to port|never runs on|kept for CUDA|"
+    r"never used at run time|runs on the host",
+    re.IGNORECASE,
+)
 # What a suggestion says when it asks for a change there.
 CHANGE = re.compile(r"^(?:replace|remove|drop|port|rename|require|raise|install|load|train|qlora|use)\b", re.IGNORECASE)
 

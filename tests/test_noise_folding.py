@@ -6,8 +6,12 @@ from porter.check.run import check_tree
 
 
 def _found(src, code):
-    return [(r.path, f.severity, f.message) for r in check_tree(src, "mlu", jobs=1).files
-            for f in r.findings if f.rule == code]
+    return [
+        (r.path, f.severity, f.message)
+        for r in check_tree(src, "mlu", jobs=1).files
+        for f in r.findings
+        if f.rule == code
+    ]
 
 
 def test_a_library_needing_a_vendor_build_is_one_finding_per_library_for_the_tree(tmp_path):
@@ -18,7 +22,9 @@ def test_a_library_needing_a_vendor_build_is_one_finding_per_library_for_the_tre
     src = tmp_path / "src"
     for folder in ("pkg/trainers", "pkg/utils", "pkg/loss"):
         (src / folder).mkdir(parents=True)
-    (src / "pkg/trainers/base.py").write_text("from megatron.core import mpu\nfrom megatron.core import tensor_parallel\n")
+    (src / "pkg/trainers/base.py").write_text(
+        "from megatron.core import mpu\nfrom megatron.core import tensor_parallel\n"
+    )
     (src / "pkg/utils/convert.py").write_text("import megatron.core.pipeline_parallel\nimport vllm\n")
     (src / "pkg/loss/emb.py").write_text("from megatron.core import mpu\n")
     (src / "pkg/loss/engine.py").write_text("from vllm import LLM\n")
@@ -26,8 +32,11 @@ def test_a_library_needing_a_vendor_build_is_one_finding_per_library_for_the_tre
     (src / "pkg/trainers/quant.py").write_text("import bitsandbytes as bnb\n")
     found = _found(src, "PRT401")
     assert [(path, severity) for path, severity, _ in found] == [
-        ("pkg/loss/emb.py", "warning"), ("pkg/loss/engine.py", "warning"),
-        ("pkg/trainers/quant.py", "error"), ("pkg/utils/quant.py", "error")]
+        ("pkg/loss/emb.py", "warning"),
+        ("pkg/loss/engine.py", "warning"),
+        ("pkg/trainers/quant.py", "error"),
+        ("pkg/utils/quant.py", "error"),
+    ]
     assert found[0][2].endswith("(also in 2 other files of the tree: pkg/trainers/base.py, pkg/utils/convert.py)")
     assert found[1][2].endswith("(also in 1 other file of the tree: pkg/utils/convert.py)")
     assert "other file" not in found[2][2] and "other file" not in found[3][2]
@@ -54,4 +63,5 @@ def test_a_config_key_in_one_file_keeps_its_plain_message(tmp_path):
     (src / "a").mkdir(parents=True)
     (src / "a" / "qlora.yaml").write_text("lora_r: 8\nquantize: bnb.nf4\n")
     assert [m for _, _, m in _found(src, "PRT525")] == [
-        "quantize: bnb.nf4: LitGPT's bnb.* quantization (QLoRA) needs bitsandbytes, which does not run on MLU"]
+        "quantize: bnb.nf4: LitGPT's bnb.* quantization (QLoRA) needs bitsandbytes, which does not run on MLU"
+    ]

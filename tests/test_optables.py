@@ -50,8 +50,11 @@ def test_build_is_deterministic_and_committed_tables_are_fresh(tmp_path: Path) -
     [
         pytest.param(lambda t: re.sub(r'^"torch.topk" = .*\n', "", t, flags=re.M), "torch.topk", id="missing-note"),
         pytest.param(lambda t: t.replace("[notes]\n", '[notes]\n"torch.add" = "x"\n'), "torch.add", id="stale-note"),
-        pytest.param(lambda t: t.replace("[host_forms]\n", '[host_forms]\n"torch.add" = { when = ["arg:dtype"], note = "x" }\n'),
-                     "host_forms torch.add", id="stale-host-form"),
+        pytest.param(
+            lambda t: t.replace("[host_forms]\n", '[host_forms]\n"torch.add" = { when = ["arg:dtype"], note = "x" }\n'),
+            "host_forms torch.add",
+            id="stale-host-form",
+        ),
     ],
 )
 def test_build_rejects_missing_and_stale_notes(tmp_path: Path, edit, message: str) -> None:

@@ -20,8 +20,9 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 def porter(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "porter", *map(str, args)], capture_output=True, text=True,
-                          env=env or ENV, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "porter", *map(str, args)], capture_output=True, text=True, env=env or ENV, cwd=ROOT
+    )
 
 
 def test_text_shows_severity_code_place_message_and_suggestion():
@@ -30,8 +31,10 @@ def test_text_shows_severity_code_place_message_and_suggestion():
     at = lines.index("error   PRT405 examples/cuda_trainer/train.py:28:82  FlashAttention-2 is not available on MLU")
     assert lines[at + 1] == '        suggestion: Use attn_implementation="sdpa" (or "eager").'
     readme = (ROOT / "README.md").read_text()
-    assert "error   PRT405 train.py:28:82  FlashAttention-2 is not available on MLU\n" \
-           '        suggestion: Use attn_implementation="sdpa" (or "eager").' in readme
+    assert (
+        "error   PRT405 train.py:28:82  FlashAttention-2 is not available on MLU\n"
+        '        suggestion: Use attn_implementation="sdpa" (or "eager").' in readme
+    )
 
 
 def test_quiet_prints_findings_only_and_verbose_says_what_was_used(tmp_path):
@@ -44,11 +47,18 @@ def test_quiet_prints_findings_only_and_verbose_says_what_was_used(tmp_path):
     assert porter("check", EXAMPLE, "-t", "mlu", "-q", "-v").returncode == 2
 
 
-@pytest.mark.parametrize("env,tty,want", [
-    ({}, True, True), ({}, False, False), ({"NO_COLOR": "1"}, True, False), ({"FORCE_COLOR": "1"}, False, True),
-    ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, False, False), ({"FORCE_COLOR": "0"}, False, False),
-    ({"TERM": "dumb"}, True, False),
-])
+@pytest.mark.parametrize(
+    "env,tty,want",
+    [
+        ({}, True, True),
+        ({}, False, False),
+        ({"NO_COLOR": "1"}, True, False),
+        ({"FORCE_COLOR": "1"}, False, True),
+        ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, False, False),
+        ({"FORCE_COLOR": "0"}, False, False),
+        ({"TERM": "dumb"}, True, False),
+    ],
+)
 def test_colour_follows_the_conventions(env, tty, want):
     assert use_color(tty, env) is want
 

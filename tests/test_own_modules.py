@@ -76,7 +76,8 @@ def test_a_namespace_folder_of_the_tree_holds_its_own_packages(tmp_path):
     assert own_packages(tmp_path) == {"megatron.core", "megatron.training"}
     (tmp_path / "pretrain_gpt.py").write_text(
         "import torch\nimport megatron\nfrom megatron.core import mpu\nfrom megatron.training import get_args\n"
-        "from megatron.bridge import AutoBridge\n")
+        "from megatron.bridge import AutoBridge\n"
+    )
     assert _subjects(tmp_path) == ["megatron-core"]  # megatron.bridge only
     from porter.python.kinds.library_import import is_own
 

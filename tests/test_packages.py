@@ -121,7 +121,9 @@ severity = "info"
         pytest.param(GOOD.replace('"info"', '"fatal"'), "packages.foo.severity", id="bad-severity"),
         pytest.param(GOOD.replace('"keep"', '"replace"'), "packages.foo.replacement", id="replace-without-target"),
         pytest.param(GOOD.replace("packages.foo", "packages.Foo_Bar"), "packages.Foo_Bar", id="not-normalised"),
-        pytest.param(GOOD + GOOD.split("\n\n", 1)[1].replace("foo]", "bar]"), "packages.bar.import_names", id="dup-import"),
+        pytest.param(
+            GOOD + GOOD.split("\n\n", 1)[1].replace("foo]", "bar]"), "packages.bar.import_names", id="dup-import"
+        ),
         pytest.param("oops = 1\n" + GOOD, "oops", id="unknown-top-level"),
         pytest.param(GOOD + "[packages.bad\n", "invalid TOML", id="syntax"),
     ],
@@ -148,7 +150,11 @@ def test_one_library_finding_per_package_and_file():
     from porter.rules import ActiveRules, load_rules
 
     source = b"import vllm\nimport vllm.utils as vu\nfrom vllm import LLM\nimport bitsandbytes as bnb\n"
-    found = [f for f in check_bytes("k.py", source, ActiveRules(load_rules("mlu"))).findings if f.rule in ("PRT401", "PRT402")]
+    found = [
+        f
+        for f in check_bytes("k.py", source, ActiveRules(load_rules("mlu"))).findings
+        if f.rule in ("PRT401", "PRT402")
+    ]
     by_package = {f.subject: f for f in found}
     assert len(found) == len(by_package) == 2
     assert by_package["vllm"].line == 1 and "(2 more imports of it in this file)" in by_package["vllm"].message
@@ -167,12 +173,38 @@ def test_plain_requirements_read_as_packaging_reads_them():
     names = ["torch", "flash-attn", "flash_attn", "Pillow", "a", "a.b", "-x", "x-", "x y"]
     extras = ["", "[deepspeed]", "[a, b]", "[ a ]", "[]", "[a,]", "[a b]"]
     ops = ["==", "!=", ">=", "<=", ">", "<", "~=", "===", "=", "=>"]
-    versions = ["1", "1.0", "2.7.4", "1.0a1", "1.0rc2", "1.0.post1", "1.0.dev3", "1.0a1.post2.dev3", "1.0+cu121",
-                "2.7.4.post1+cu12torch2.6cxx11abifalse", "1.0.*", "1.*", "1.0-post1", "1.0.POST1", "v1.0", "1.0a",
-                "1.0+CU121", "1.0+", "", "01.0", "1.0.0.0.0", "1.0b2.dev1"]
+    versions = [
+        "1",
+        "1.0",
+        "2.7.4",
+        "1.0a1",
+        "1.0rc2",
+        "1.0.post1",
+        "1.0.dev3",
+        "1.0a1.post2.dev3",
+        "1.0+cu121",
+        "2.7.4.post1+cu12torch2.6cxx11abifalse",
+        "1.0.*",
+        "1.*",
+        "1.0-post1",
+        "1.0.POST1",
+        "v1.0",
+        "1.0a",
+        "1.0+CU121",
+        "1.0+",
+        "",
+        "01.0",
+        "1.0.0.0.0",
+        "1.0b2.dev1",
+    ]
     tails = ["", " ; python_version < '3.11'", "; sys_platform == 'linux'", " # note", ",", " "]
-    urls = ["@ git+https://github.com/org/repo.git@v1", "@ https://example.com/x-1.0-py3-none-any.whl",
-            "@file:///tmp/x", "@ not a url", "@"]
+    urls = [
+        "@ git+https://github.com/org/repo.git@v1",
+        "@ https://example.com/x-1.0-py3-none-any.whl",
+        "@file:///tmp/x",
+        "@ not a url",
+        "@",
+    ]
     rng = random.Random(5)
     read = 0
     for _ in range(20000):
@@ -180,7 +212,9 @@ def test_plain_requirements_read_as_packaging_reads_them():
         if rng.random() < 0.15:
             text = f"{name}{extra} {rng.choice(urls)}{rng.choice(tails)}"
         else:
-            clauses = [f"{rng.choice(ops)}{rng.choice(['', ' '])}{rng.choice(versions)}" for _ in range(rng.randint(0, 3))]
+            clauses = [
+                f"{rng.choice(ops)}{rng.choice(['', ' '])}{rng.choice(versions)}" for _ in range(rng.randint(0, 3))
+            ]
             text = f"{name}{extra}{rng.choice(['', ' '])}{','.join(clauses)}{rng.choice(tails)}"
         plain = parse_plain(text)
         if plain is None:
@@ -191,12 +225,18 @@ def test_plain_requirements_read_as_packaging_reads_them():
         except InvalidRequirement:
             raise AssertionError(f"read {text!r}, which packaging rejects")
         assert plain.name == req.name and set(plain.extras) == req.extras and plain.url == req.url, text
-        assert [(s.operator, s.version) for s in plain.specifier] == [(s.operator, s.version) for s in req.specifier], text
+        assert [(s.operator, s.version) for s in plain.specifier] == [(s.operator, s.version) for s in req.specifier], (
+            text
+        )
         assert [str(s) for s in plain.specifier] == [str(s) for s in req.specifier], text
         assert req.marker is None, text
     assert read > 1000  # the common forms are read here
-    for text in ("torch>=2.0,<3", "flash-attn==2.7.4.post1+cu12torch2.6cxx11abifalse",
-                 "fsdp-turbo @ git+https://gitcode.com/Ascend/FSDPTurbo.git@d878dff", "deepspeed[autotuning]>=0.10.0"):
+    for text in (
+        "torch>=2.0,<3",
+        "flash-attn==2.7.4.post1+cu12torch2.6cxx11abifalse",
+        "fsdp-turbo @ git+https://gitcode.com/Ascend/FSDPTurbo.git@d878dff",
+        "deepspeed[autotuning]>=0.10.0",
+    ):
         assert parse_plain(text) is not None, text
 
 
@@ -208,11 +248,28 @@ def test_plain_wheel_names_read_as_packaging_reads_them():
     from porter.tables.plain_requirement import plain_wheel
 
     names = ["flash_attn", "torch", "Pillow", "a.b", "_x", "x_", "a__b", "flash-attn", "A_B"]
-    versions = ["2.7.4.post1+cu12torch2.6cxx11abifalse", "2.7.4.post1+cu12torch2.6cxx11abiFALSE", "2.1.0", "1.0rc1",
-                "1.0+CU1", "1.0-1", "v1", "2.0.dev1", "1", "1.0+a_b"]
+    versions = [
+        "2.7.4.post1+cu12torch2.6cxx11abifalse",
+        "2.7.4.post1+cu12torch2.6cxx11abiFALSE",
+        "2.1.0",
+        "1.0rc1",
+        "1.0+CU1",
+        "1.0-1",
+        "v1",
+        "2.0.dev1",
+        "1",
+        "1.0+a_b",
+    ]
     builds = ["", "-1", "-1abc", "-x1"]
-    tags = ["-cp310-cp310-linux_x86_64", "-py3-none-any", "-cp311-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64", "-py3-none",
-            "-py2.py3-none-any", "-1py-none-any", "-py3-none-any."]
+    tags = [
+        "-cp310-cp310-linux_x86_64",
+        "-py3-none-any",
+        "-cp311-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64",
+        "-py3-none",
+        "-py2.py3-none-any",
+        "-1py-none-any",
+        "-py3-none-any.",
+    ]
     rng = random.Random(9)
     read = 0
     for _ in range(5000):

@@ -72,7 +72,7 @@ def test_other_files_are_not_claimed(rel):
         ("pyproject.toml", b'[project]\ndependencies = ["bitsandbytes",\n', "invalid TOML"),
         ("setup.cfg", b"[options]\ninstall_requires =\n    bitsandbytes\n[broken\n", "neither"),
         ("Dockerfile", b"FROM nvidia/cuda:12.1.0-base\x00\x01", "binary"),
-        ("docker-compose.yml", b"services:\n  app:\n    image: \"nvidia/cu", "invalid YAML"),
+        ("docker-compose.yml", b'services:\n  app:\n    image: "nvidia/cu', "invalid YAML"),
         ("docker-compose.yml", b"services:\n\tapp:\n    image: x\n", "invalid YAML"),
         ("docker-compose.yml", b"services: {app: {image: nvidia/cuda:12\n", "invalid YAML"),
     ],
@@ -172,16 +172,23 @@ def test_every_packaging_and_container_rule_is_usable(target):
 
 
 def test_docker_pip_lines_are_reported_not_edited():
-    data = (b'FROM python:3.11\nRUN pip install "bitsandbytes>=0.43" deepspeed torch==2.1.0+cu121 \\\n'
-            b"    -e . -r requirements.txt\n")
+    data = (
+        b'FROM python:3.11\nRUN pip install "bitsandbytes>=0.43" deepspeed torch==2.1.0+cu121 \\\n'
+        b"    -e . -r requirements.txt\n"
+    )
     _, result = convert("Dockerfile", data)
     assert result.status == "unchanged"
     assert [(f.rule, f.line) for f in result.findings if f.rule != "PRT415"] == [
-        ("PRT410", 2), ("PRT411", 2), ("PRT413", 2)]
+        ("PRT410", 2),
+        ("PRT411", 2),
+        ("PRT413", 2),
+    ]
 
 
 def test_docker_heredoc_and_comment_lines_are_not_instructions():
-    data = (b"FROM python:3.11\nRUN python - <<'PY'\nENV CUDA_VISIBLE_DEVICES=0\nPY\n"
-            b"RUN echo a && \\\n# ENV CUDA_VISIBLE_DEVICES=1\n    echo b\n")
+    data = (
+        b"FROM python:3.11\nRUN python - <<'PY'\nENV CUDA_VISIBLE_DEVICES=0\nPY\n"
+        b"RUN echo a && \\\n# ENV CUDA_VISIBLE_DEVICES=1\n    echo b\n"
+    )
     _, result = convert("Dockerfile", data)
     assert result.status == "unchanged" and not result.findings

@@ -21,8 +21,17 @@ def findings(rel: str, text: str, target: str = "mlu"):
     return check_bytes(rel, text.encode(), ActiveRules(load_rules(target))).findings
 
 
-@pytest.mark.parametrize("rel", ["environment.yml", "env/environment.yaml", "environment-cuda.yml", "conda.yml",
-                                 "conda_gpu.yaml", "case.environment.yml"])
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "environment.yml",
+        "env/environment.yaml",
+        "environment-cuda.yml",
+        "conda.yml",
+        "conda_gpu.yaml",
+        "case.environment.yml",
+    ],
+)
 def test_conda_files_have_their_own_type(rel):
     assert type_for(rel, b"").name == "conda"
 
@@ -49,8 +58,12 @@ def test_conda_drops_stay_yaml_and_recoverable():
     loaded = yaml.safe_load(new)
     assert loaded["dependencies"] == ["python=3.10", {"pip": ["peft"]}]
     assert [e.line for e in result.edits] == [4, 6]  # line numbers of what was commented out
-    restored = "\n".join(line.split(": - ", 1)[0].split("# porter")[0] + "- " + line.split(": - ", 1)[1]
-                         if "# porter PRT410" in line else line for line in new.split("\n"))
+    restored = "\n".join(
+        line.split(": - ", 1)[0].split("# porter")[0] + "- " + line.split(": - ", 1)[1]
+        if "# porter PRT410" in line
+        else line
+        for line in new.split("\n")
+    )
     assert restored == CONDA
     assert not convert("environment.yml", new).edits  # idempotent
 
@@ -66,7 +79,9 @@ def test_conda_cuda_environment_makes_torchvision_an_error():
     text = "dependencies:\n  - pytorch\n  - torchvision\n  - pytorch-cuda=12.1\n"
     vision = [f for f in findings("environment.yml", text) if f.rule == "PRT418"]
     assert [(f.line, f.severity) for f in vision] == [(3, "error")]
-    plain = [f for f in findings("environment.yml", "dependencies:\n  - pytorch\n  - torchvision\n") if f.rule == "PRT418"]
+    plain = [
+        f for f in findings("environment.yml", "dependencies:\n  - pytorch\n  - torchvision\n") if f.rule == "PRT418"
+    ]
     assert [f.severity for f in plain] == ["warning"]
 
 
@@ -83,10 +98,13 @@ def test_torch_family_is_one_finding_per_file_with_the_other_places():
         assert "torchaudio (line 3)" in vision[0].message
 
 
-@pytest.mark.parametrize("text", [
-    "--extra-index-url https://download.pytorch.org/whl/cu121\ntorchvision==0.16.0\n",
-    "torchvision==0.16.0+cu121\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "--extra-index-url https://download.pytorch.org/whl/cu121\ntorchvision==0.16.0\n",
+        "torchvision==0.16.0+cu121\n",
+    ],
+)
 def test_a_cuda_pin_makes_the_torch_family_an_error(text):
     vision = [f for f in findings("requirements.txt", text) if f.rule == "PRT418"]
     assert [f.severity for f in vision] == ["error"]
@@ -98,14 +116,17 @@ def test_cpu_index_is_what_the_vendor_uses_and_no_error():
     assert [f.severity for f in vision] == ["warning"]
 
 
-@pytest.mark.parametrize(("words", "start"), [
-    (["pip", "install", "x"], 2),
-    (["/usr/bin/pip3.11", "install", "x"], 2),
-    (["python", "-m", "pip", "install", "x"], 4),
-    (["uv", "pip", "install", "x"], 3),
-    (["pip", "download", "x"], None),
-    (["echo", None, "install"], None),
-])
+@pytest.mark.parametrize(
+    ("words", "start"),
+    [
+        (["pip", "install", "x"], 2),
+        (["/usr/bin/pip3.11", "install", "x"], 2),
+        (["python", "-m", "pip", "install", "x"], 4),
+        (["uv", "pip", "install", "x"], 3),
+        (["pip", "download", "x"], None),
+        (["echo", None, "install"], None),
+    ],
+)
 def test_one_pip_install_reader(words, start):
     assert pip_install_start(words) == start
 

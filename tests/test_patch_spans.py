@@ -34,8 +34,9 @@ def test_every_fixture_gets_the_patch_the_matcher_gave():
         spans = [e.span for e in result.edits]
         assert None not in spans, case.id
         assert span_opcodes(ByteLines(data), ByteLines(result.new_bytes), spans) is not None, case.id
-        assert file_diff(case.path.name, data, result.new_bytes, spans=spans) == \
-            _matcher_diff(case.path.name, data, result.new_bytes), case.id
+        assert file_diff(case.path.name, data, result.new_bytes, spans=spans) == _matcher_diff(
+            case.path.name, data, result.new_bytes
+        ), case.id
         compared += 1
     assert compared > 100
 
@@ -88,17 +89,20 @@ def test_a_change_that_repeats_its_neighbour_is_shown_where_it_was_made(tmp_path
     _applies(src, patch, tmp_path / "out", tmp_path)
 
 
-@pytest.mark.parametrize("text, edits", [
-    ("a\nb\nc\n", [(2, 3, "B")]),  # one line
-    ("a\nb\nc\n", [(1, 2, "\nx\n")]),  # a newline becomes three
-    ("a\nb\nc\n", [(0, 4, "")]),  # two lines go
-    ("a\nb\nc\n", [(6, 6, "d\n")]),  # after the last line
-    ("a\nb\nc", [(5, 5, "\n")]),  # a newline at the end, where there was none
-    ("a\nb\nc\n", [(5, 6, "")]),  # the last newline goes
-    ("a\r\nb\r\n", [(0, 1, "x\r\ny")]),  # CRLF lines keep their \r
-    ("a\nb\nc\nd\n", [(0, 1, "x"), (0, 1, "x"), (2, 3, "y\nz")]),  # two edits, one region
-    ("", [(0, 0, "a\n")]),  # an empty file
-])
+@pytest.mark.parametrize(
+    "text, edits",
+    [
+        ("a\nb\nc\n", [(2, 3, "B")]),  # one line
+        ("a\nb\nc\n", [(1, 2, "\nx\n")]),  # a newline becomes three
+        ("a\nb\nc\n", [(0, 4, "")]),  # two lines go
+        ("a\nb\nc\n", [(6, 6, "d\n")]),  # after the last line
+        ("a\nb\nc", [(5, 5, "\n")]),  # a newline at the end, where there was none
+        ("a\nb\nc\n", [(5, 6, "")]),  # the last newline goes
+        ("a\r\nb\r\n", [(0, 1, "x\r\ny")]),  # CRLF lines keep their \r
+        ("a\nb\nc\nd\n", [(0, 1, "x"), (0, 1, "x"), (2, 3, "y\nz")]),  # two edits, one region
+        ("", [(0, 0, "a\n")]),  # an empty file
+    ],
+)
 def test_spans_account_for_every_change(text, edits):
     applied = sorted(set(edits))
     new = text

@@ -38,20 +38,41 @@ def _codes(src: Path, target: str = "mlu", cache: ResultCache | None = None) -> 
     return [f.rule for r in check_tree(src, ActiveRules(load_rules(target)), jobs=1, cache=cache) for f in r.findings]
 
 
-@pytest.mark.parametrize(("pins", "reported"), [
-    ({}, True),  # no pin: nothing is known
-    ({"requirements.txt": "transformers>=4.37.2\n"}, True),  # LLaMA-Factory v0.6.0
-    ({"pyproject.toml": '[project]\nname = "x"\nversion = "1"\ndependencies = ["transformers>=4.55.0,<=5.8.0,!=5.6.0"]\n'}, True),
-    ({"requirements.txt": "transformers>=5.4.0\n"}, False),
-    ({"requirements.txt": "transformers==5.6.1\n"}, False),
-    ({"requirements.txt": "transformers~=5.5\n"}, False),
-    ({"setup.py": 'from setuptools import setup\nsetup(name="x", install_requires=["transformers>=5.4"])\n'}, False),
-    ({"setup.py": 'from setuptools import setup\nREQ = ["transformers>=4.40"]\nsetup(name="x", install_requires=REQ)\n'}, True),
-    ({"setup.cfg": "[options]\ninstall_requires =\n    transformers>=5.10\n"}, False),
-    # Two places, one admits older releases: pip may install from that one.
-    ({"requirements.txt": "transformers>=5.4.0\n",
-      "pyproject.toml": '[project]\nname = "x"\nversion = "1"\ndependencies = ["transformers"]\n'}, True),
-])
+@pytest.mark.parametrize(
+    ("pins", "reported"),
+    [
+        ({}, True),  # no pin: nothing is known
+        ({"requirements.txt": "transformers>=4.37.2\n"}, True),  # LLaMA-Factory v0.6.0
+        (
+            {
+                "pyproject.toml": '[project]\nname = "x"\nversion = "1"\ndependencies = ["transformers>=4.55.0,<=5.8.0,!=5.6.0"]\n'
+            },
+            True,
+        ),
+        ({"requirements.txt": "transformers>=5.4.0\n"}, False),
+        ({"requirements.txt": "transformers==5.6.1\n"}, False),
+        ({"requirements.txt": "transformers~=5.5\n"}, False),
+        (
+            {"setup.py": 'from setuptools import setup\nsetup(name="x", install_requires=["transformers>=5.4"])\n'},
+            False,
+        ),
+        (
+            {
+                "setup.py": 'from setuptools import setup\nREQ = ["transformers>=4.40"]\nsetup(name="x", install_requires=REQ)\n'
+            },
+            True,
+        ),
+        ({"setup.cfg": "[options]\ninstall_requires =\n    transformers>=5.10\n"}, False),
+        # Two places, one admits older releases: pip may install from that one.
+        (
+            {
+                "requirements.txt": "transformers>=5.4.0\n",
+                "pyproject.toml": '[project]\nname = "x"\nversion = "1"\ndependencies = ["transformers"]\n',
+            },
+            True,
+        ),
+    ],
+)
 def test_the_pin_decides(tmp_path, pins, reported):
     assert ("PRT313" in _codes(_tree(tmp_path, pins))) is reported
 
@@ -113,8 +134,9 @@ def test_the_pins_decision_is_remembered_while_the_pin_files_are_unchanged(tmp_p
     reads: list[Path] = []
     real = pins.read_pins
     # The reads for PRT313's condition (PRT510's words read cpm-kernels, remembered alike).
-    monkeypatch.setattr(pins, "read_pins",
-                        lambda root, wanted: ("transformers" in wanted and reads.append(root)) or real(root, wanted))
+    monkeypatch.setattr(
+        pins, "read_pins", lambda root, wanted: ("transformers" in wanted and reads.append(root)) or real(root, wanted)
+    )
     assert "PRT313" not in _codes(src, cache=cache) and len(reads) == 1
     assert "PRT313" not in _codes(src, cache=cache) and len(reads) == 1  # remembered
     pinned = src / "requirements.txt"
@@ -132,9 +154,26 @@ def test_plain_pins_are_compared_as_packaging_compares_them():
 
     from porter.filetypes.pins import ProjectPins, _lower_bound, _plain_lower_bound
 
-    specifiers = [">=4.55.0,<=5.8.0,!=4.57.0", ">=5.4", ">=5.4.0.0", "==5.4.*", ">5.3.9", "~=5.4.1", "===5.4.0",
-                  "<=6.0", "", ">= 5.10 , != 5.11", "==5.4.0rc1", ">=5.4.0.post1", "!=5.*,>=5.4", ">=5.4.*", "latest",
-                  "~=5", "==5.4.0+cu1", ">=5.4,"]
+    specifiers = [
+        ">=4.55.0,<=5.8.0,!=4.57.0",
+        ">=5.4",
+        ">=5.4.0.0",
+        "==5.4.*",
+        ">5.3.9",
+        "~=5.4.1",
+        "===5.4.0",
+        "<=6.0",
+        "",
+        ">= 5.10 , != 5.11",
+        "==5.4.0rc1",
+        ">=5.4.0.post1",
+        "!=5.*,>=5.4",
+        ">=5.4.*",
+        "latest",
+        "~=5",
+        "==5.4.0+cu1",
+        ">=5.4,",
+    ]
     for spec in specifiers:
         plain = _plain_lower_bound(spec)
         if plain is not None:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import porter
 from porter.cli import main
 
-RULE = '''
+RULE = """
 [[rule]]
 code = "PRT801"
 name = "house-fused-adam"
@@ -24,11 +24,15 @@ severity = "error"
 applicability = "manual"
 match = ["mylib.cuda_kernels.fused_adam"]
 examples = [{ before = "opt = fused_adam(params)" }]
-'''
-SOURCE = "import torch\nfrom mylib.cuda_kernels import fused_adam\n\nopt = fused_adam(torch.nn.Linear(2, 2).parameters())\n"
+"""
+SOURCE = (
+    "import torch\nfrom mylib.cuda_kernels import fused_adam\n\nopt = fused_adam(torch.nn.Linear(2, 2).parameters())\n"
+)
 
 
-def project(tmp_path: Path, rule: str = RULE, config: str = 'target = "mlu"\nrules = ["porter_rules/*.toml"]\n') -> Path:
+def project(
+    tmp_path: Path, rule: str = RULE, config: str = 'target = "mlu"\nrules = ["porter_rules/*.toml"]\n'
+) -> Path:
     (tmp_path / "porter_rules").mkdir(exist_ok=True)
     (tmp_path / "porter_rules" / "house.toml").write_text(rule)
     (tmp_path / "porter.toml").write_text(config)
@@ -38,8 +42,9 @@ def project(tmp_path: Path, rule: str = RULE, config: str = 'target = "mlu"\nrul
 
 
 def check(root: Path, *args: str):
-    return CliRunner().invoke(main, ["check", str(root / "src"), "--no-cache", "--format", "json", *args],
-                              catch_exceptions=False)
+    return CliRunner().invoke(
+        main, ["check", str(root / "src"), "--no-cache", "--format", "json", *args], catch_exceptions=False
+    )
 
 
 def test_project_rule_fires_in_check_and_convert_and_can_be_selected(tmp_path):
@@ -64,12 +69,19 @@ def test_project_rules_for_other_targets_do_not_apply(tmp_path):
     assert "PRT801" in {f.rule for f in porter.check(root / "src", target="hip").findings}
 
 
-@pytest.mark.parametrize("rule,needle", [
-    pytest.param(RULE.replace("PRT801", "PRT101"), "key 'code': PRT101 is a code of porter's own rules", id="porter-code"),
-    pytest.param(RULE.replace('kind = "qualified-name"', 'kind = "regex"'), "key 'kind' has unknown value 'regex'", id="kind"),
-    pytest.param(RULE.replace("match = ", "matches = "), "unknown key 'matches'", id="field"),
-    pytest.param(RULE.replace('severity = "error"', 'severity = "fatal"'), "key 'severity'", id="severity"),
-])
+@pytest.mark.parametrize(
+    "rule,needle",
+    [
+        pytest.param(
+            RULE.replace("PRT801", "PRT101"), "key 'code': PRT101 is a code of porter's own rules", id="porter-code"
+        ),
+        pytest.param(
+            RULE.replace('kind = "qualified-name"', 'kind = "regex"'), "key 'kind' has unknown value 'regex'", id="kind"
+        ),
+        pytest.param(RULE.replace("match = ", "matches = "), "unknown key 'matches'", id="field"),
+        pytest.param(RULE.replace('severity = "error"', 'severity = "fatal"'), "key 'severity'", id="severity"),
+    ],
+)
 def test_bad_project_rules_exit_2_naming_the_file_and_key(tmp_path, rule, needle):
     root = project(tmp_path, rule)
     result = check(root)

@@ -22,8 +22,10 @@ ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
-                       reason="needs Debian's chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver); .ci/run installs them"),
+    pytest.mark.skipif(
+        not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+        reason="needs Debian's chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver); .ci/run installs them",
+    ),
 ]
 webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (test extra)")
 from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
@@ -31,8 +33,18 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--window-size=1400,1000")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1400,1000",
+)
 
 
 @pytest.fixture(scope="module")
@@ -85,11 +97,19 @@ def test_statistics_equal_report_json(browser, minitrain):
     s = minitrain["summary"]
     shown = {el.get_attribute("data-stat"): el.text for el in browser.find_elements(By.CSS_SELECTOR, "[data-stat]")}
     cuda_findings = sum(1 for f in minitrain["findings"] if not f["rule"].startswith("PRT9"))
-    expected = {"files.scanned": s["files_scanned"], "files.changed": s["files_changed"], "files.skipped": s["files_skipped"],
-                "files.failed": s["files_failed"], "references.found": s["edits"] + cuda_findings,
-                "references.converted": s["edits"], "references.findings": cuda_findings, "lines.changed": s["lines_changed"],
-                "findings.total": s["findings"], **{f"findings.{k}": v for k, v in s["findings_by_severity"].items()},
-                **{f"edits_by_rule.{k}": v for k, v in s["edits_by_rule"].items()}}
+    expected = {
+        "files.scanned": s["files_scanned"],
+        "files.changed": s["files_changed"],
+        "files.skipped": s["files_skipped"],
+        "files.failed": s["files_failed"],
+        "references.found": s["edits"] + cuda_findings,
+        "references.converted": s["edits"],
+        "references.findings": cuda_findings,
+        "lines.changed": s["lines_changed"],
+        "findings.total": s["findings"],
+        **{f"findings.{k}": v for k, v in s["findings_by_severity"].items()},
+        **{f"edits_by_rule.{k}": v for k, v in s["edits_by_rule"].items()},
+    }
     assert {k: shown[k] for k in expected} == {k: str(v) for k, v in expected.items()}
     ARTIFACTS.mkdir(exist_ok=True)
     browser.save_screenshot(str(ARTIFACTS / "report_summary.png"))
@@ -190,9 +210,11 @@ WIDTHS = (1400, 700, 390)  # desktop, a half screen, a phone
 @pytest.fixture
 def sized(browser, minitrain_page):
     """Loads the minitrain page at a width (the window is put back afterwards)."""
+
     def load(width: int) -> None:
         browser.set_window_size(width, 1000)
         browser.get(minitrain_page[1])
+
     yield load
     browser.set_window_size(1400, 1000)
     browser.get(minitrain_page[1])
@@ -267,7 +289,11 @@ def test_charts_draw_their_counts_in_proportion(browser, minitrain, sized):
         for chart in charts:
             top = max(b["count"] for b in chart["bars"])
             for b in chart["bars"]:
-                assert b["track"] > 40 and abs(b["bar"] / b["track"] - b["count"] / top) < 0.02, (width, chart["title"], b)
+                assert b["track"] > 40 and abs(b["bar"] / b["track"] - b["count"] / top) < 0.02, (
+                    width,
+                    chart["title"],
+                    b,
+                )
         assert browser.execute_script(_FITS, "figure.chart"), width
         browser.execute_script("document.getElementById('summary').scrollIntoView(); window.scrollBy(0, -120)")
         browser.save_screenshot(str(ARTIFACTS / f"report_charts_{width}.png"))

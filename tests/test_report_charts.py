@@ -14,8 +14,16 @@ def _findings() -> list[dict]:
     out = []
     for k in range(TOP + 2):  # two rules more than a chart shows
         for n in range(k + 1):
-            out.append({"rule": f"PRT{100 + k}", "severity": ("error", "warning", "info")[n % 3],
-                        "path": f"pkg/sub{k % 4}/m{n}.py" if k % 5 else "top.py", "line": 1, "col": 1, "message": "m"})
+            out.append(
+                {
+                    "rule": f"PRT{100 + k}",
+                    "severity": ("error", "warning", "info")[n % 3],
+                    "path": f"pkg/sub{k % 4}/m{n}.py" if k % 5 else "top.py",
+                    "line": 1,
+                    "col": 1,
+                    "message": "m",
+                }
+            )
     return out
 
 
@@ -70,7 +78,9 @@ def _shown(report: dict) -> dict[str, dict]:
 
 def test_each_chart_has_a_title_labels_counts_and_bars_in_proportion():
     findings = _findings()
-    shown = _shown(sample_report([], findings, apis_by_status={"unknown": 2, "supported": 30, "unsupported": 3, "partial": 5}))
+    shown = _shown(
+        sample_report([], findings, apis_by_status={"unknown": 2, "supported": 30, "unsupported": 3, "partial": 5})
+    )
     assert set(shown) == {"chart-severity", "chart-rule", "chart-folder", "chart-apis"}
     assert all(c["title"] and c["bars"] for c in shown.values())
     severity = {b["label"]: b["count"] for b in shown["chart-severity"]["bars"]}
@@ -93,7 +103,9 @@ def test_a_chart_that_cuts_its_bars_says_what_it_left_out():
     findings = _findings()
     chart = next(c for c in charts(sample_report([], findings)) if c.key == "rule")
     left = sorted((sum(f["rule"] == f"PRT{100 + k}" for f in findings) for k in range(TOP + 2)))[:2]
-    assert chart.title == f"Findings by rule (top {TOP})" and chart.rest == f"and 2 more rules with {sum(left)} findings"
+    assert (
+        chart.title == f"Findings by rule (top {TOP})" and chart.rest == f"and 2 more rules with {sum(left)} findings"
+    )
 
 
 def test_nothing_to_count_draws_no_chart():

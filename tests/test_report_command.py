@@ -19,12 +19,19 @@ def _deep(depth: int) -> list:
 
 
 @pytest.mark.parametrize("fmt", ["html", "md"])
-@pytest.mark.parametrize("text", [
-    "[" * 100_000 + "]" * 100_000,
-    # inside a complete report: json's decoder recurses per level wherever the nesting is
-    json.dumps(sample_report([], [{"rule": "PRT101", "severity": "error", "path": "a.py", "line": 1, "col": 1,
-                                   "message": "deep"}])).replace('"deep"', "[" * 100_000 + "]" * 100_000),
-], ids=["bare", "in-a-finding"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        # inside a complete report: json's decoder recurses per level wherever the nesting is
+        json.dumps(
+            sample_report(
+                [], [{"rule": "PRT101", "severity": "error", "path": "a.py", "line": 1, "col": 1, "message": "deep"}]
+            )
+        ).replace('"deep"', "[" * 100_000 + "]" * 100_000),
+    ],
+    ids=["bare", "in-a-finding"],
+)
 def test_a_deeply_nested_report_is_an_error_naming_the_file(tmp_path, text, fmt):
     (tmp_path / "report.json").write_text(text)
     result = CliRunner().invoke(report_cmd, [str(tmp_path / "report.json"), "--format", fmt])

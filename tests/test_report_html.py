@@ -73,8 +73,9 @@ def _parse(html: str) -> _Page:
 def test_untrusted_source_is_shown_as_text(hostile):
     report, report_dir = hostile
     evil = copy.deepcopy(report)
-    evil["findings"].append({"rule": "PRT101", "severity": "error", "path": EVIL, "line": 1, "col": 1,
-                             "message": EVIL, "suggestion": EVIL})
+    evil["findings"].append(
+        {"rule": "PRT101", "severity": "error", "path": EVIL, "line": 1, "col": 1, "message": EVIL, "suggestion": EVIL}
+    )
     evil["files"].append({"path": EVIL, "kind": "python", "status": "failed", "reason": EVIL})
     html = render_html(evil, (report_dir / "changes.patch").read_bytes())
     page = _parse(html)
@@ -106,11 +107,16 @@ def test_statistics_equal_report_json(minitrain):
     shown = _parse((report_dir / "report.html").read_text(encoding="utf-8")).stats
     cuda_findings = sum(1 for f in report["findings"] if not f["rule"].startswith("PRT9"))
     expected = {
-        "files.scanned": s["files_scanned"], "files.changed": s["files_changed"], "files.skipped": s["files_skipped"],
-        "files.failed": s["files_failed"], "references.converted": s["edits"],
-        "references.found": s["edits"] + cuda_findings, "references.findings": cuda_findings,
+        "files.scanned": s["files_scanned"],
+        "files.changed": s["files_changed"],
+        "files.skipped": s["files_skipped"],
+        "files.failed": s["files_failed"],
+        "references.converted": s["edits"],
+        "references.found": s["edits"] + cuda_findings,
+        "references.findings": cuda_findings,
         "references.rate": f"{100 * s['edits'] / (s['edits'] + cuda_findings):.1f}%",
-        "lines.changed": s["lines_changed"], "findings.total": s["findings"],
+        "lines.changed": s["lines_changed"],
+        "findings.total": s["findings"],
         **{f"findings.{k}": v for k, v in s["findings_by_severity"].items()},
         **{f"edits_by_rule.{k}": v for k, v in s["edits_by_rule"].items()},
         **{f"findings_by_rule.{k}": v for k, v in s["findings_by_rule"].items()},
@@ -123,7 +129,9 @@ def test_optional_summary_fields():
     stats = compute_stats(report)
     assert stats["lines"]["share"] is None and stats["apis_by_status"] is None
     report["summary"].update(lines_scanned=200, apis_by_status={"supported": 7, "unsupported": 1})
-    report["findings"].append({"rule": "PRT901", "severity": "error", "path": "a.py", "line": 1, "col": 1, "message": "m"})
+    report["findings"].append(
+        {"rule": "PRT901", "severity": "error", "path": "a.py", "line": 1, "col": 1, "message": "m"}
+    )
     report["summary"]["findings"] += 1
     stats = compute_stats(report)
     assert stats["lines"]["share"] == 0.01 and stats["references"]["found"] == 2 and stats["op_table_findings"] == 1
@@ -132,14 +140,38 @@ def test_optional_summary_fields():
 
 
 def _minimal() -> dict:
-    return {"schema_version": 1, "porter_version": "0", "target": "mlu", "target_version": None, "source": "s",
-            "output": None, "rules_digest": "x", "rules": {},
-            "summary": {"files_scanned": 1, "files_changed": 1, "files_unchanged": 0, "files_skipped": 0, "files_failed": 0,
-                        "edits": 1, "lines_changed": 2, "edits_by_rule": {"PRT101": 1}, "findings": 1,
-                        "findings_by_severity": {"error": 0, "warning": 1, "info": 0}, "findings_by_rule": {"PRT106": 1}},
-            "files": [{"path": "a.py", "kind": "python", "status": "changed",
-                       "edits": [{"rule": "PRT101", "line": 3, "before": "torch.cuda.x()", "after": "torch.mlu.x()"}]}],
-            "findings": [{"rule": "PRT106", "severity": "warning", "path": "a.py", "line": 5, "col": 1, "message": "m"}]}
+    return {
+        "schema_version": 1,
+        "porter_version": "0",
+        "target": "mlu",
+        "target_version": None,
+        "source": "s",
+        "output": None,
+        "rules_digest": "x",
+        "rules": {},
+        "summary": {
+            "files_scanned": 1,
+            "files_changed": 1,
+            "files_unchanged": 0,
+            "files_skipped": 0,
+            "files_failed": 0,
+            "edits": 1,
+            "lines_changed": 2,
+            "edits_by_rule": {"PRT101": 1},
+            "findings": 1,
+            "findings_by_severity": {"error": 0, "warning": 1, "info": 0},
+            "findings_by_rule": {"PRT106": 1},
+        },
+        "files": [
+            {
+                "path": "a.py",
+                "kind": "python",
+                "status": "changed",
+                "edits": [{"rule": "PRT101", "line": 3, "before": "torch.cuda.x()", "after": "torch.mlu.x()"}],
+            }
+        ],
+        "findings": [{"rule": "PRT106", "severity": "warning", "path": "a.py", "line": 5, "col": 1, "message": "m"}],
+    }
 
 
 TRICKY_PATCH = b"""diff --git a/a.py b/a.py
@@ -167,7 +199,11 @@ def test_patch_split_by_counts_and_hunks_name_their_rules():
     assert sorted(parsed) == ["a.py", "b.py"]
     first = parsed["a.py"][0][3]
     assert [(k, o, n, t) for k, o, n, t in first] == [
-        (" ", 1, 1, "x = 1"), ("-", 2, None, "-- not a header"), ("+", None, 2, "+++ b/not/a/file"), (" ", 3, 3, "y = 2")]
+        (" ", 1, 1, "x = 1"),
+        ("-", 2, None, "-- not a header"),
+        ("+", None, 2, "+++ b/not/a/file"),
+        (" ", 3, 3, "y = 2"),
+    ]
     edits = [{"rule": "PRT104", "line": 2}, {"rule": "PRT107", "line": 20}, {"rule": "PRT999", "line": 500}]
     hunks = hunks_from_patch(parsed["a.py"], edits)
     assert [h.rules for h in hunks] == [("PRT104",), ("PRT107", "PRT999")]  # far edits go to the nearest hunk
@@ -175,11 +211,19 @@ def test_patch_split_by_counts_and_hunks_name_their_rules():
 
 
 def test_diff_rebuilt_from_edits_without_patch():
-    hunks = hunks_from_edits([{"rule": "PRT107", "line": 2, "before": "import torch", "after": "import torch\nimport torch_mlu"},
-                              {"rule": "PRT101", "line": 2, "before": "import torch", "after": "import torch"}])
+    hunks = hunks_from_edits(
+        [
+            {"rule": "PRT107", "line": 2, "before": "import torch", "after": "import torch\nimport torch_mlu"},
+            {"rule": "PRT101", "line": 2, "before": "import torch", "after": "import torch"},
+        ]
+    )
     assert len(hunks) == 1 and hunks[0].rules == ("PRT101", "PRT107")
     assert [(line.kind, line.text) for line in hunks[0].lines] == [
-        ("-", "import torch"), ("+", "import torch"), ("+", "import torch_mlu"), ("+", "import torch")]
+        ("-", "import torch"),
+        ("+", "import torch"),
+        ("+", "import torch_mlu"),
+        ("+", "import torch"),
+    ]
 
 
 def test_non_utf8_file_decoded_with_its_coding_cookie(minitrain):
@@ -207,7 +251,9 @@ def test_report_command_rerenders(minitrain, tmp_path):
     assert result.exit_code == 0 and result.output == (report_dir / "report.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("content", ['{"schema_version": 99}', "not json", '{"schema_version": 1}'], ids=["schema", "garbage", "incomplete"])
+@pytest.mark.parametrize(
+    "content", ['{"schema_version": 99}', "not json", '{"schema_version": 1}'], ids=["schema", "garbage", "incomplete"]
+)
 def test_report_command_refuses_bad_json(tmp_path, content):
     (tmp_path / "report.json").write_text(content)
     result = CliRunner().invoke(report_cmd, [str(tmp_path / "report.json")])
@@ -217,8 +263,15 @@ def test_report_command_refuses_bad_json(tmp_path, content):
 
 def test_coding_cookie_applies_to_every_hunk_of_its_file():
     text = "# -*- coding: gbk -*-\n\u8bbe\u5907\n"
-    patch = (b"diff --git a/g.py b/g.py\n--- a/g.py\n+++ b/g.py\n@@ -1,2 +1,2 @@\n " + text.splitlines()[0].encode() +
-             b"\n-" + "\u8bbe\u5907".encode("gbk") + b"\n+x\n@@ -40 +40 @@\n-" + "\u5907".encode("gbk") + b"\n+y\n")
+    patch = (
+        b"diff --git a/g.py b/g.py\n--- a/g.py\n+++ b/g.py\n@@ -1,2 +1,2 @@\n "
+        + text.splitlines()[0].encode()
+        + b"\n-"
+        + "\u8bbe\u5907".encode("gbk")
+        + b"\n+x\n@@ -40 +40 @@\n-"
+        + "\u5907".encode("gbk")
+        + b"\n+y\n"
+    )
     hunks = parse_patch(patch)["g.py"]
     removed = [text for *_, lines in hunks for kind, _, _, text in lines if kind == "-"]
     assert removed == ["\u8bbe\u5907", "\u5907"]
@@ -228,8 +281,13 @@ def test_report_json_text_is_the_report_one_item_per_line():
     from porter.reports.json_report import report_text
 
     finding = {"path": "b.py", "message": 'ü " \n'}
-    report = {"tool": "porter", "summary": {"files": 2, "edits": {"PRT101": 1}},
-              "findings": [{"path": "a.py", "line": 1}, finding], "files": [], "rules": {}}
+    report = {
+        "tool": "porter",
+        "summary": {"files": 2, "edits": {"PRT101": 1}},
+        "findings": [{"path": "a.py", "line": 1}, finding],
+        "files": [],
+        "rules": {},
+    }
     text = report_text(report)
     assert json.loads(text) == report
     assert "  " + json.dumps(finding, ensure_ascii=False) in text.splitlines()
@@ -260,8 +318,10 @@ def test_diff_code_reads_back_as_the_source_text_with_its_quotes_kept():
 
     rng = random.Random(5)
     for _ in range(3000):
-        text = "".join(rng.choice(["<", ">", "&", '"', "'", "&amp;", "<td>", "</td></tr>", "x", "é", " "])
-                       for _ in range(rng.randint(0, 10)))
+        text = "".join(
+            rng.choice(["<", ">", "&", '"', "'", "&amp;", "<td>", "</td></tr>", "x", "é", " "])
+            for _ in range(rng.randint(0, 10))
+        )
         page = _parse(f'<table><tr><td class="c">{escape_text(text)}</td></tr></table>')
         assert [t for t, _ in page.tags] == ["table", "tr", "td"] and "".join(page.text) == text, text
     assert escape_text('{"a": 1}') == '{"a": 1}'

@@ -18,7 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module", params=["repos/minitrain", "report/hostile"])
 def converted(request, tmp_path_factory) -> tuple[dict, str]:
     out = tmp_path_factory.mktemp("md") / "out"
-    _, report, out_dir = convert(ROOT / "fixtures" / request.param, ConvertOptions("mlu", "2.4", out=out, force=True, jobs=1))
+    _, report, out_dir = convert(
+        ROOT / "fixtures" / request.param, ConvertOptions("mlu", "2.4", out=out, force=True, jobs=1)
+    )
     return report, (out_dir / "porter_report" / "report.md").read_text(encoding="utf-8")
 
 
@@ -68,8 +70,11 @@ def test_statistics_match_report_json(converted):
     s = report["summary"]
     cuda_findings = sum(1 for f in report["findings"] if not f["rule"].startswith("PRT9"))
     found = s["edits"] + cuda_findings
-    rate = f"{100 * s['edits'] / found:.1f}%" if s['edits'] else "n/a"  # no edit (HIP keeps names): no rate
-    assert f"| {s['files_scanned']} | {s['files_changed']} | {s['files_unchanged']} | {s['files_skipped']} | {s['files_failed']} |" in md
+    rate = f"{100 * s['edits'] / found:.1f}%" if s["edits"] else "n/a"  # no edit (HIP keeps names): no rate
+    assert (
+        f"| {s['files_scanned']} | {s['files_changed']} | {s['files_unchanged']} | {s['files_skipped']} | {s['files_failed']} |"
+        in md
+    )
     assert f"| {found} | {s['edits']} | {cuda_findings} | {rate} |" in md
     sev = s["findings_by_severity"]
     assert f"| {sev['error']} | {sev['warning']} | {sev['info']} | {s['findings']} |" in md
@@ -94,7 +99,12 @@ def test_untrusted_source_stays_text(converted):
         pytest.param("`x`", True, "<code>&#96;x&#96;</code>", id="backtick"),
         pytest.param("__init__.py", True, "<code>&#95;&#95;init&#95;&#95;.py</code>", id="emphasis-in-code"),
         pytest.param("<img src=x>", False, "&lt;img src=x&gt;", id="html"),
-        pytest.param("a\\|b [l](u) ~~s~~", False, "a&#92;&#124;b &#91;l&#93;(u) &#126;&#126;s&#126;&#126;", id="escapes-links-strike"),
+        pytest.param(
+            "a\\|b [l](u) ~~s~~",
+            False,
+            "a&#92;&#124;b &#91;l&#93;(u) &#126;&#126;s&#126;&#126;",
+            id="escapes-links-strike",
+        ),
         pytest.param("one\r\ntwo", False, "one<br>two", id="newline"),
         pytest.param(None, True, "", id="none"),
     ],
@@ -107,9 +117,15 @@ def test_optional_summary_fields_are_rendered(converted):
     report, md = converted
     assert "| lines changed | lines scanned | share changed |" in md
     assert ("APIs used" in md) == bool(report["summary"].get("apis_by_status"))
-    richer = {**report, "summary": {**report["summary"], "lines_scanned": 1000, "apis_by_status": {"supported": 5, "unsupported": 2}}}
+    richer = {
+        **report,
+        "summary": {**report["summary"], "lines_scanned": 1000, "apis_by_status": {"supported": 5, "unsupported": 2}},
+    }
     out = render_markdown(richer)
-    assert f"| {report['summary']['lines_changed']} | 1000 | {100 * report['summary']['lines_changed'] / 1000:.1f}% |" in out
+    assert (
+        f"| {report['summary']['lines_changed']} | 1000 | {100 * report['summary']['lines_changed'] / 1000:.1f}% |"
+        in out
+    )
     assert "| unsupported | 2 |" in out
 
 
@@ -117,10 +133,23 @@ def test_no_conversion_rate_when_nothing_is_converted():
     """On HIP, keeping CUDA's names is the intended result: no 0% conversion rate."""
     from porter.reports.stats import compute_stats
 
-    report = {"summary": {"edits": 0, "files_scanned": 1, "files_changed": 0, "files_unchanged": 1, "files_skipped": 0,
-                          "files_failed": 0, "lines_changed": 0, "lines_scanned": 10, "edits_by_rule": {},
-                          "findings": 1, "findings_by_severity": {"warning": 1}},
-              "findings": [{"rule": "PRT412", "severity": "warning"}], "rules": {}}
+    report = {
+        "summary": {
+            "edits": 0,
+            "files_scanned": 1,
+            "files_changed": 0,
+            "files_unchanged": 1,
+            "files_skipped": 0,
+            "files_failed": 0,
+            "lines_changed": 0,
+            "lines_scanned": 10,
+            "edits_by_rule": {},
+            "findings": 1,
+            "findings_by_severity": {"warning": 1},
+        },
+        "findings": [{"rule": "PRT412", "severity": "warning"}],
+        "rules": {},
+    }
     assert compute_stats(report)["references"]["rate"] is None
 
 
@@ -169,9 +198,15 @@ def test_the_reports_say_what_the_file_selection_left_out_and_what_git_tracks_of
     cache = tmp_path / "cache"
     for n in (1, 2):  # the second run lists the tree from its index
         _, report, out = convert(src, ConvertOptions("mlu", out=tmp_path / f"out{n}", jobs=1, cache_dir=cache))
-        assert report["left_out"] == {"count": 2, "by_reason": {".gitignore": 2}, "tracked": 1, "paths": [
-            {"path": "results/", "why": ".gitignore", "tracked": True},
-            {"path": "scratch.py", "why": ".gitignore", "tracked": False}]}
+        assert report["left_out"] == {
+            "count": 2,
+            "by_reason": {".gitignore": 2},
+            "tracked": 1,
+            "paths": [
+                {"path": "results/", "why": ".gitignore", "tracked": True},
+                {"path": "scratch.py", "why": ".gitignore", "tracked": False},
+            ],
+        }
         said = json.loads((out / "porter_report" / "report.json").read_text())["left_out"]["count"]
         assert said == 2
         for page in ("report.md", "report.html"):

@@ -44,7 +44,7 @@ def _qualified_names(rule: Rule, table: ApiTable, renames: dict[str, str]) -> li
         for key, entry in table.entries.items():
             if key.startswith(old + ".") and entry.status in _USABLE:
                 if _most_specific(key, renames) == old:
-                    names.append(new + key[len(old):])
+                    names.append(new + key[len(old) :])
     return names
 
 
@@ -70,7 +70,9 @@ def _emitted(rule: Rule, table: ApiTable, renames: dict[str, str]) -> list[str]:
         names = []
         for old, new in rule.params["replace"].items():
             if old.endswith("_"):  # a prefix: every usable variable under it
-                names += [new + k[len(old):] for k, e in table.entries.items() if k.startswith(old) and e.status in _USABLE]
+                names += [
+                    new + k[len(old) :] for k, e in table.entries.items() if k.startswith(old) and e.status in _USABLE
+                ]
             else:
                 names.append(new)
         return names
@@ -84,9 +86,14 @@ def _emitted(rule: Rule, table: ApiTable, renames: dict[str, str]) -> list[str]:
 def _cases():
     for target in TARGETS:
         for version in available_versions(target):
-            rules = [r for r in load_rules(target).rules
-                     if r.params.get("replace") and (not r.versions or version in r.versions)]
-            renames = {old: new for r in rules if r.kind == "qualified-name" for old, new in r.params["replace"].items()}
+            rules = [
+                r
+                for r in load_rules(target).rules
+                if r.params.get("replace") and (not r.versions or version in r.versions)
+            ]
+            renames = {
+                old: new for r in rules if r.kind == "qualified-name" for old, new in r.params["replace"].items()
+            }
             for rule in rules:
                 if rule.kind in ("qualified-name", "method", "env-var"):
                     yield pytest.param(rule, version, renames, id=f"{rule.code}[{target}-{version}]")
@@ -97,13 +104,17 @@ CASES = list(_cases())
 
 def _missing(rule: Rule, version: str, renames: dict[str, str]) -> set[str]:
     table = load_api_table(rule.target, version)
-    return {name for name in _emitted(rule, table, renames) if not _exists(table, name) and name not in rule.api_sources}
+    return {
+        name for name in _emitted(rule, table, renames) if not _exists(table, name) and name not in rule.api_sources
+    }
 
 
 @pytest.mark.parametrize("rule,version,renames", CASES)
 def test_rule_emits_only_apis_the_table_has(rule: Rule, version: str, renames: dict[str, str]):
     missing = _missing(rule, version, renames)
-    assert not missing, f"{rule.code} ({rule.source}) writes APIs {rule.target} {version} does not have: {sorted(missing)}"
+    assert not missing, (
+        f"{rule.code} ({rule.source}) writes APIs {rule.target} {version} does not have: {sorted(missing)}"
+    )
 
 
 def test_api_sources_name_only_what_the_tables_lack():

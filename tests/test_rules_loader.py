@@ -8,7 +8,7 @@ import pytest
 
 from porter.rules import RuleError, load_rule_files, load_rules
 
-GOOD = '''
+GOOD = """
 [[rule]]
 code = "PRT101"
 name = "torch-cuda-namespace"
@@ -19,7 +19,7 @@ severity = "warning"
 applicability = "safe"
 match = ["torch.cuda"]
 examples = [{ before = "torch.cuda.synchronize()" }]
-'''
+"""
 
 
 def _write(tmp_path: Path, text: str, name: str = "r.toml") -> Path:
@@ -53,7 +53,8 @@ def test_errors_name_file_and_key(tmp_path, change, key):
 
 
 OP_RULE = GOOD.replace('kind = "qualified-name"', 'kind = "op-table"').replace(
-    'match = ["torch.cuda"]', 'statuses = ["unsupported"]\nuses = ["api"]')
+    'match = ["torch.cuda"]', 'statuses = ["unsupported"]\nuses = ["api"]'
+)
 
 
 @pytest.mark.parametrize(
@@ -63,10 +64,20 @@ OP_RULE = GOOD.replace('kind = "qualified-name"', 'kind = "op-table"').replace(
         (OP_RULE.replace('uses = ["api"]', 'uses = ["apy"]'), "uses", "apy"),
         (OP_RULE + 'severity_by_status = { partial = "fatal" }\n', "severity_by_status", "fatal"),
         (OP_RULE + 'severity_by_status = { parital = "info" }\n', "severity_by_status", "parital"),
-        (GOOD.replace('kind = "qualified-name"', 'kind = "config-key"').replace(
-            'match = ["torch.cuda"]', 'keys = ["bf16"]\nconfigs = ["trainig"]'), "configs", "trainig"),
-        (GOOD.replace('kind = "qualified-name"', 'kind = "library-import"').replace(
-            'match = ["torch.cuda"]', 'actions = ["dorp"]'), "actions", "dorp"),
+        (
+            GOOD.replace('kind = "qualified-name"', 'kind = "config-key"').replace(
+                'match = ["torch.cuda"]', 'keys = ["bf16"]\nconfigs = ["trainig"]'
+            ),
+            "configs",
+            "trainig",
+        ),
+        (
+            GOOD.replace('kind = "qualified-name"', 'kind = "library-import"').replace(
+                'match = ["torch.cuda"]', 'actions = ["dorp"]'
+            ),
+            "actions",
+            "dorp",
+        ),
     ],
     ids=["op-status", "op-use", "severity-value", "severity-key", "config-type", "package-action"],
 )
@@ -79,14 +90,25 @@ def test_values_outside_a_fields_choices_are_errors(tmp_path, text, key, value):
 
 
 def test_a_rule_named_as_data_source_must_exist_and_be_of_its_kind(tmp_path):
-    shell = GOOD.replace('code = "PRT101"', 'code = "PRT501"').replace("torch-cuda-namespace", "shell-env").replace(
-        'kind = "qualified-name"', 'kind = "shell-env-var"').replace('match = ["torch.cuda"]', 'from_rule = "PRT201"')
+    shell = (
+        GOOD.replace('code = "PRT101"', 'code = "PRT501"')
+        .replace("torch-cuda-namespace", "shell-env")
+        .replace('kind = "qualified-name"', 'kind = "shell-env-var"')
+        .replace('match = ["torch.cuda"]', 'from_rule = "PRT201"')
+    )
     path = _write(tmp_path, shell)
     with pytest.raises(RuleError, match="'from_rule' must name a rule of kind 'env-var'"):
         load_rule_files([path], "mlu")
-    env = GOOD.replace('code = "PRT101"', 'code = "PRT201"').replace("torch-cuda-namespace", "env").replace(
-        'kind = "qualified-name"', 'kind = "env-var"').replace('match = ["torch.cuda"]', 'names = ["CUDA_VISIBLE_DEVICES"]')
-    assert {r.code for r in load_rule_files([path, _write(tmp_path, env, "env.toml")], "mlu").rules} == {"PRT201", "PRT501"}
+    env = (
+        GOOD.replace('code = "PRT101"', 'code = "PRT201"')
+        .replace("torch-cuda-namespace", "env")
+        .replace('kind = "qualified-name"', 'kind = "env-var"')
+        .replace('match = ["torch.cuda"]', 'names = ["CUDA_VISIBLE_DEVICES"]')
+    )
+    assert {r.code for r in load_rule_files([path, _write(tmp_path, env, "env.toml")], "mlu").rules} == {
+        "PRT201",
+        "PRT501",
+    }
 
 
 def test_loading_rules_imports_no_pipeline():
@@ -95,8 +117,10 @@ def test_loading_rules_imports_no_pipeline():
     import subprocess
     import sys
 
-    code = ("import sys; from porter.rules import load_rules; load_rules('mlu'); load_rules('hip'); "
-            "print(sorted(m for m in sys.modules if m.startswith(('porter.', 'tree_sitter', 'yaml'))))")
+    code = (
+        "import sys; from porter.rules import load_rules; load_rules('mlu'); load_rules('hip'); "
+        "print(sorted(m for m in sys.modules if m.startswith(('porter.', 'tree_sitter', 'yaml'))))"
+    )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "tree_sitter" not in loaded and "yaml" not in loaded
     assert all(m.startswith(("'porter.rules", "'porter.core")) for m in loaded.strip("[]\n").split(", ")), loaded

@@ -59,7 +59,9 @@ def _rule_file(tmp_path, body: str):
 
 
 def test_a_python_edit_that_would_not_parse_is_refused(tmp_path):
-    rules = _rule_file(tmp_path, 'kind = "qualified-name"\nmatch = ["torch.cuda"]\nreplace = { "torch.cuda" = "torch.(mlu" }\n')
+    rules = _rule_file(
+        tmp_path, 'kind = "qualified-name"\nmatch = ["torch.cuda"]\nreplace = { "torch.cuda" = "torch.(mlu" }\n'
+    )
     data = b"import torch\ntorch.cuda.synchronize()\n"
     _, result = convert_bytes("train.py", data, ActiveRules(rules))
     assert result.status == "failed"
@@ -89,29 +91,41 @@ def test_a_notebook_edit_that_would_not_load_is_refused(monkeypatch):
     real = notebook._rewrite
 
     def breaking(text, parts, in_list, edits, ascii_only):
-        return [(JsonEdit(e.rule, e.start, e.end, e.replacement + ", }"), applied)
-                for e, applied in real(text, parts, in_list, edits, ascii_only)]
+        return [
+            (JsonEdit(e.rule, e.start, e.end, e.replacement + ", }"), applied)
+            for e, applied in real(text, parts, in_list, edits, ascii_only)
+        ]
 
     monkeypatch.setattr(notebook, "_rewrite", breaking)
-    data = b'{"cells": [{"cell_type": "code", "metadata": {}, "source": ["import torch\\n", "torch.cuda.synchronize()"]}], ' \
-           b'"metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+    data = (
+        b'{"cells": [{"cell_type": "code", "metadata": {}, "source": ["import torch\\n", "torch.cuda.synchronize()"]}], '
+        b'"metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+    )
     _, result = convert_bytes("a.ipynb", data, ActiveRules(load_rules("mlu")))
     assert result.status == "failed"
     assert "invalid JSON" in result.reason
 
 
-@pytest.mark.parametrize("name,text,module", [
-    ("train.yaml", "model_name_or_path: m\ndevice: cuda\n", "yaml_config"),
-    ("args.json", '{"model_name_or_path": "m", "device": "cuda"}', "json_config"),
-])
+@pytest.mark.parametrize(
+    "name,text,module",
+    [
+        ("train.yaml", "model_name_or_path: m\ndevice: cuda\n", "yaml_config"),
+        ("args.json", '{"model_name_or_path": "m", "device": "cuda"}', "json_config"),
+    ],
+)
 def test_a_config_edit_that_would_not_load_is_refused(monkeypatch, name, text, module):
     import dataclasses
     import importlib
 
     handler = importlib.import_module(f"porter.filetypes.{module}")
     real = handler.match_tree
-    monkeypatch.setattr(handler, "match_tree", lambda root, rules: [
-        dataclasses.replace(hit, replacement='"unclosed: [') for hit in real(root, rules) if hit.replacement])
+    monkeypatch.setattr(
+        handler,
+        "match_tree",
+        lambda root, rules: [
+            dataclasses.replace(hit, replacement='"unclosed: [') for hit in real(root, rules) if hit.replacement
+        ],
+    )
     _, result = convert_bytes(name, text.encode(), ActiveRules(load_rules("mlu")))
     assert result.status == "failed", result
     assert "would break the file" in result.reason

@@ -11,8 +11,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # What the wheel and the sdist's user-facing files hold (pyproject: packages and force-include).
-SHIPPED = [ROOT / "porter", ROOT / "rules", ROOT / "op_tables", ROOT / "pyproject.toml", ROOT / "README.md",
-           ROOT / ".pre-commit-hooks.yaml", ROOT / "examples"]
+SHIPPED = [
+    ROOT / "porter",
+    ROOT / "rules",
+    ROOT / "op_tables",
+    ROOT / "pyproject.toml",
+    ROOT / "README.md",
+    ROOT / ".pre-commit-hooks.yaml",
+    ROOT / "examples",
+]
 INTERNAL = re.compile(r"\b(?:FACTS|PATTERNS|DESIGN|EMULATOR|STYLE)\.md\b|\.\./shared\b|shared/(?:docs|data)\b|/work/")
 
 
@@ -33,8 +40,11 @@ def shipped_files() -> list[Path]:
     out = []
     for entry in SHIPPED:
         files = [entry] if entry.is_file() else [p for p in entry.rglob("*") if p.is_file()]
-        out += [p for p in files if "__pycache__" not in p.parts and p.suffix not in (".pyc",)
-                and (tracked is None or p in tracked)]
+        out += [
+            p
+            for p in files
+            if "__pycache__" not in p.parts and p.suffix not in (".pyc",) and (tracked is None or p in tracked)
+        ]
     return out
 
 

@@ -24,8 +24,9 @@ g = "# porter: ignore"
 
 
 def check(tree: Path, *args: str) -> tuple[int, list[tuple[str, int]]]:
-    result = CliRunner().invoke(main, ["check", str(tree), "-t", "mlu", "--no-cache", "--format", "json", *args],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        main, ["check", str(tree), "-t", "mlu", "--no-cache", "--format", "json", *args], catch_exceptions=False
+    )
     data = json.loads(result.stdout)
     return result.exit_code, [(f["rule"], f["line"]) for f in data["findings"]]
 
@@ -63,8 +64,11 @@ def test_invalid_suppressions_do_not_fail_by_default_but_fail_on_warning(tmp_pat
 
 def test_convert_reports_them_too(tmp_path):
     src = tree(tmp_path)
-    result = CliRunner().invoke(main, ["convert", str(src), "-t", "mlu", "-o", str(tmp_path / "out"), "--no-cache", "--jobs", "1"],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        main,
+        ["convert", str(src), "-t", "mlu", "-o", str(tmp_path / "out"), "--no-cache", "--jobs", "1"],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "out" / "porter_report" / "report.json").read_text())
     assert sorted(f["line"] for f in report["findings"] if f["rule"] == "PRT002") == [2, 4, 6, 7]

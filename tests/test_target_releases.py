@@ -15,21 +15,24 @@ from porter.tables.torch_pairs import load_torch_pairs, pair_for
 from porter.tables.versions import available_versions
 
 
-@pytest.mark.parametrize("written,working,expected", [
-    ("==4.30.2", ">=4.40.0", ("releases-excluded", ">=4.40.0")),
-    ("<=4.39.3", ">=4.40.0", ("releases-excluded", ">=4.40.0")),
-    ("~=4.35.0", ">=4.40.0", ("releases-excluded", ">=4.40.0")),
-    (">=4.30", ">=4.40.0", ("releases-admitted", ">=4.40.0")),
-    (">=4.30,<4.50,!=4.45.0", ">=4.40.0", ("releases-admitted", ">=4.40.0,<4.50,!=4.45.0")),
-    (">4.39", ">=4.40.0", ("releases-admitted", ">=4.40.0")),  # admits 4.39.1
-    (">=4.41.2,<=4.46.1", ">=4.40.0", None),
-    ("<4.50", ">=4.40.0", None),  # no floor: pip takes the newest below the cap
-    ("==2.0.1", "==2.4.0", ("releases-excluded", "==2.4.0")),
-    (">=2.5", "==2.4.0", ("releases-excluded", "==2.4.0")),
-    (">=2.0", "==2.4.0", None),  # the vendor's torch satisfies it: pip keeps it
-    ("==2.4.*", "==2.4.0", None),
-    (">=0.19.0", "==0.16.0", ("releases-excluded", "==0.16.0")),
-])
+@pytest.mark.parametrize(
+    "written,working,expected",
+    [
+        ("==4.30.2", ">=4.40.0", ("releases-excluded", ">=4.40.0")),
+        ("<=4.39.3", ">=4.40.0", ("releases-excluded", ">=4.40.0")),
+        ("~=4.35.0", ">=4.40.0", ("releases-excluded", ">=4.40.0")),
+        (">=4.30", ">=4.40.0", ("releases-admitted", ">=4.40.0")),
+        (">=4.30,<4.50,!=4.45.0", ">=4.40.0", ("releases-admitted", ">=4.40.0,<4.50,!=4.45.0")),
+        (">4.39", ">=4.40.0", ("releases-admitted", ">=4.40.0")),  # admits 4.39.1
+        (">=4.41.2,<=4.46.1", ">=4.40.0", None),
+        ("<4.50", ">=4.40.0", None),  # no floor: pip takes the newest below the cap
+        ("==2.0.1", "==2.4.0", ("releases-excluded", "==2.4.0")),
+        (">=2.5", "==2.4.0", ("releases-excluded", "==2.4.0")),
+        (">=2.0", "==2.4.0", None),  # the vendor's torch satisfies it: pip keeps it
+        ("==2.4.*", "==2.4.0", None),
+        (">=0.19.0", "==0.16.0", ("releases-excluded", "==0.16.0")),
+    ],
+)
 def test_releases_check(written: str, working: str, expected) -> None:
     assert releases_check(written, working) == expected
 
@@ -40,27 +43,41 @@ def test_an_unreadable_specifier_is_not_judged() -> None:
 
 def _table(tmp_path: Path, body: str) -> Path:
     path = tmp_path / "packages.toml"
-    path.write_text('schema = 1\ntarget = "mlu"\n[packages.lib]\naction = "keep"\nimport_names = ["lib"]\n'
-                    'reason = "r"\nsource = "s"\nseverity = "info"\n' + body)
+    path.write_text(
+        'schema = 1\ntarget = "mlu"\n[packages.lib]\naction = "keep"\nimport_names = ["lib"]\n'
+        'reason = "r"\nsource = "s"\nseverity = "info"\n' + body
+    )
     return path
 
 
-@pytest.mark.parametrize("body,problem", [
-    ('releases = ">=1.0"\n', "packages.lib.releases_why: required"),
-    ('releases = "at least one"\nreleases_why = "w"\nreleases_source = "s"\n', "packages.lib.releases: 'at least one' is not a PEP 440"),
-    ('releases_by_line = { "2.4" = "=>1" }\nreleases_why = "w"\nreleases_source = "s"\n', "packages.lib.releases_by_line.2.4"),
-    ('[packages.lib.lines."2.4"]\ncolour = "red"\n', "packages.lib.lines.2.4.colour: not a per-line field"),
-    ('[packages.lib.lines."2.4"]\naction = "replace"\n', "packages.lib.lines.2.4.replacement: required"),
-    ('[packages.lib.lines."2.4"]\nseverity = "fatal"\n', "packages.lib.lines.2.4.severity"),
-])
+@pytest.mark.parametrize(
+    "body,problem",
+    [
+        ('releases = ">=1.0"\n', "packages.lib.releases_why: required"),
+        (
+            'releases = "at least one"\nreleases_why = "w"\nreleases_source = "s"\n',
+            "packages.lib.releases: 'at least one' is not a PEP 440",
+        ),
+        (
+            'releases_by_line = { "2.4" = "=>1" }\nreleases_why = "w"\nreleases_source = "s"\n',
+            "packages.lib.releases_by_line.2.4",
+        ),
+        ('[packages.lib.lines."2.4"]\ncolour = "red"\n', "packages.lib.lines.2.4.colour: not a per-line field"),
+        ('[packages.lib.lines."2.4"]\naction = "replace"\n', "packages.lib.lines.2.4.replacement: required"),
+        ('[packages.lib.lines."2.4"]\nseverity = "fatal"\n', "packages.lib.lines.2.4.severity"),
+    ],
+)
 def test_release_fields_are_validated(tmp_path: Path, body: str, problem: str) -> None:
     with pytest.raises(ValueError, match=problem.replace(".", r"\.").replace("(", r"\(")):
         parse_package_table(_table(tmp_path, body), "mlu")
 
 
 def test_a_line_changes_the_action_and_releases(tmp_path: Path) -> None:
-    path = _table(tmp_path, 'releases = ">=1.0"\nreleases_by_line = { "2.4" = ">=2.0" }\nreleases_why = "w"\n'
-                            'releases_source = "s"\n[packages.lib.lines."2.1"]\naction = "replace"\nreplacement = "lib-mlu"\n')
+    path = _table(
+        tmp_path,
+        'releases = ">=1.0"\nreleases_by_line = { "2.4" = ">=2.0" }\nreleases_why = "w"\n'
+        'releases_source = "s"\n[packages.lib.lines."2.1"]\naction = "replace"\nreplacement = "lib-mlu"\n',
+    )
     table = parse_package_table(path, "mlu")
     entry = table.by_distribution("lib")
     assert (entry.releases("2.1"), entry.releases("2.4"), entry.releases(None)) == (">=1.0", ">=2.0", ">=1.0")
@@ -99,7 +116,8 @@ def test_every_release_bound_has_a_source(target: str) -> None:
 
 def test_constraints_follow_the_repository_and_the_line(tmp_path: Path) -> None:
     (tmp_path / "requirements.txt").write_text(
-        "torch>=2.0\ntorchvision==0.19.0+cu121\ntransformers>=4.30,<4.50\naccelerate==0.21.0\nbitsandbytes>=0.39\n")
+        "torch>=2.0\ntorchvision==0.19.0+cu121\ntransformers>=4.30,<4.50\naccelerate==0.21.0\nbitsandbytes>=0.39\n"
+    )
     rows = {c.name: c for c in derive_constraints(tmp_path, "mlu", "2.4")}
     assert rows["torch"].specifier == "==2.4.0"
     assert rows["torchvision"].specifier == "==0.19.0"  # the +cu121 build label is not a release
@@ -123,10 +141,14 @@ def test_the_torch_family_in_one_command_is_one_finding() -> None:
     from porter.rules import ActiveRules, Selection, load_rules
 
     active = ActiveRules(load_rules("mlu"), Selection("2.4", ("PRT421",)))
-    data = (b"FROM python:3.10\n"
-            b"RUN pip install torch==2.8.0 torchvision==0.23.0 torchaudio==2.8.0\n"
-            b"RUN pip install transformers==4.30.2\n")
-    findings = sorted((f for f in check_bytes("Dockerfile", data, active).findings if f.rule == "PRT421"), key=lambda f: f.line)
+    data = (
+        b"FROM python:3.10\n"
+        b"RUN pip install torch==2.8.0 torchvision==0.23.0 torchaudio==2.8.0\n"
+        b"RUN pip install transformers==4.30.2\n"
+    )
+    findings = sorted(
+        (f for f in check_bytes("Dockerfile", data, active).findings if f.rule == "PRT421"), key=lambda f: f.line
+    )
     assert [f.line for f in findings] == [2, 3]
     assert "torchvision: Require torchvision==0.19.0" in findings[0].message
     assert "torchaudio: Require torchaudio==2.4.0" in findings[0].message
@@ -147,8 +169,11 @@ def test_convert_writes_the_constraints_file_and_says_how(tmp_path: Path) -> Non
     (src / "requirements.txt").write_text("torch>=2.0\ntransformers==4.30.2\naccelerate>=0.21,<1.5\n")
     (src / "train.py").write_text("import torch\nx = torch.zeros(1).cuda()\n")
     for _ in range(2):
-        result = CliRunner().invoke(main, ["convert", str(src), "--target", "mlu", "--target-version", "2.1",
-                                           "--force", "--no-cache"], catch_exceptions=False)
+        result = CliRunner().invoke(
+            main,
+            ["convert", str(src), "--target", "mlu", "--target-version", "2.1", "--force", "--no-cache"],
+            catch_exceptions=False,
+        )
         assert result.exit_code == 0, result.output
     report_dir = tmp_path / "repo_mlu" / "porter_report"
     text = (report_dir / "requirements-mlu.txt").read_text()
@@ -164,13 +189,16 @@ def test_convert_writes_the_constraints_file_and_says_how(tmp_path: Path) -> Non
     assert not (src / "porter_report").exists()
 
 
-@pytest.mark.parametrize("url,expected", [
-    ("git+https://github.com/NVIDIA/apex.git@25.04", "github.com/nvidia/apex"),
-    ("https://github.com/NVIDIA/apex", "github.com/nvidia/apex"),
-    ("git@github.com:NVIDIA/apex.git", "github.com/nvidia/apex"),
-    ("git+ssh://git@github.com/Dao-AILab/flash-attention#egg=flash-attn", "github.com/dao-ailab/flash-attention"),
-    ("./apex", None),
-])
+@pytest.mark.parametrize(
+    "url,expected",
+    [
+        ("git+https://github.com/NVIDIA/apex.git@25.04", "github.com/nvidia/apex"),
+        ("https://github.com/NVIDIA/apex", "github.com/nvidia/apex"),
+        ("git@github.com:NVIDIA/apex.git", "github.com/nvidia/apex"),
+        ("git+ssh://git@github.com/Dao-AILab/flash-attention#egg=flash-attn", "github.com/dao-ailab/flash-attention"),
+        ("./apex", None),
+    ],
+)
 def test_repository_of(url: str, expected: str | None) -> None:
     from porter.tables.packages import repository_of
 
@@ -181,9 +209,11 @@ def test_constraints_read_conda_environments_and_optional_dependencies(tmp_path:
     """Pins of environment.yml (conda packages by their PyPI names, and its pip list) and of
     pyproject's optional dependencies (`pip install .[train]`) are the repository's pins too."""
     (tmp_path / "environment.yml").write_text(
-        "name: demo\ndependencies:\n  - pytorch=2.1.0=py3.10_cuda11.8_0\n  - pip\n  - pip:\n    - accelerate==0.20.3\n")
+        "name: demo\ndependencies:\n  - pytorch=2.1.0=py3.10_cuda11.8_0\n  - pip\n  - pip:\n    - accelerate==0.20.3\n"
+    )
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "demo"\ndependencies = ["peft"]\n[project.optional-dependencies]\ntrain = ["deepspeed==0.12.6"]\n')
+        '[project]\nname = "demo"\ndependencies = ["peft"]\n[project.optional-dependencies]\ntrain = ["deepspeed==0.12.6"]\n'
+    )
     rows = {c.name: c for c in derive_constraints(tmp_path, "mlu", "2.4")}
     assert rows["torch"].pinned == "==2.1.0.*" and "PRT421" in rows["torch"].why
     assert rows["accelerate"].pinned == "==0.20.3"

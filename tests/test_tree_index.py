@@ -191,8 +191,9 @@ def test_a_first_run_reads_each_file_where_it_is_checked(tmp_path, monkeypatch, 
     src, cache = _tree(tmp_path), tmp_path / "cache"
     parent: list[str] = []
     real_read = porter.engine.runner.read_source
-    monkeypatch.setattr(porter.engine.runner, "read_source",
-                        lambda root, rel, *args: parent.append(rel) or real_read(root, rel, *args))
+    monkeypatch.setattr(
+        porter.engine.runner, "read_source", lambda root, rel, *args: parent.append(rel) or real_read(root, rel, *args)
+    )
     first = _check(src, cache)
     assert "train.py" not in parent and "pkg/model.py" not in parent
     for index in (cache / "trees").iterdir():
@@ -200,7 +201,8 @@ def test_a_first_run_reads_each_file_where_it_is_checked(tmp_path, monkeypatch, 
     parent.clear()
     computed: list[str] = []
     real_check = porter.engine.pipeline.check_file
-    monkeypatch.setattr(porter.engine.pipeline, "check_file",
-                        lambda rel, *args: computed.append(rel) or real_check(rel, *args))
+    monkeypatch.setattr(
+        porter.engine.pipeline, "check_file", lambda rel, *args: computed.append(rel) or real_check(rel, *args)
+    )
     assert _check(src, cache) == first
     assert {"train.py", "pkg/model.py"} <= set(parent) and computed == []  # every answer from the cache

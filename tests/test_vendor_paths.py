@@ -59,9 +59,14 @@ def test_other_stacks_by_path_word():
     from porter.rules import load_rules
 
     rules = load_rules("mlu").of_kind("vendor-path")
-    for rel in ("examples/ipex/chat.py", "deploy/tensorrt/build.sh", "trtllm_runner/run.py", "openvino_export.py",
-                # GLM-4's Intel Extension for Transformers demo: its load_in_4bit is Intel's, not bitsandbytes'
-                "demo/intel_device_demo/itrex/itrex_cli_demo.py"):
+    for rel in (
+        "examples/ipex/chat.py",
+        "deploy/tensorrt/build.sh",
+        "trtllm_runner/run.py",
+        "openvino_export.py",
+        # GLM-4's Intel Extension for Transformers demo: its load_in_4bit is Intel's, not bitsandbytes'
+        "demo/intel_device_demo/itrex/itrex_cli_demo.py",
+    ):
         assert vendor_word(rel, rules) is not None, rel
     assert vendor_word("src/extensorrtion/util.py", rules) is None
 

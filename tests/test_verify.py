@@ -28,8 +28,14 @@ runs = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="nee
 
 def porter(*args: str, cwd: Path | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    return subprocess.run([sys.executable, "-m", "porter", *args], cwd=cwd or ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "porter", *args],
+        cwd=cwd or ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def tree(tmp_path: Path, name: str) -> Path:
@@ -57,8 +63,12 @@ def test_modules_are_named_through_their_packages():
 def test_src_layout_and_namespace_folders(tmp_path):
     # As in LLaMA-Factory: src/pkg is a package, pkg/third_party/kernels has no __init__.py
     # (a PEP 420 namespace inside the package), tests/ are loose scripts importing pkg.
-    for rel in ("src/pkg/__init__.py", "src/pkg/third_party/__init__.py", "src/pkg/third_party/kernels/op.py",
-                "tests/test_pkg.py"):
+    for rel in (
+        "src/pkg/__init__.py",
+        "src/pkg/third_party/__init__.py",
+        "src/pkg/third_party/kernels/op.py",
+        "tests/test_pkg.py",
+    ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("", encoding="utf-8")
     found = {m.rel: (m.name, Path(m.path_entry).name) for m in find_modules(tmp_path)}
@@ -69,20 +79,33 @@ def test_src_layout_and_namespace_folders(tmp_path):
 
 
 def test_modules_skip_porter_outputs_and_setup(tmp_path):
-    for rel in ("setup.py", "porter_lora/train_lora.py", "porter_report/x.py", "pkg/__init__.py", "pkg/a-b.py", "pkg/m.py"):
+    for rel in (
+        "setup.py",
+        "porter_lora/train_lora.py",
+        "porter_report/x.py",
+        "pkg/__init__.py",
+        "pkg/a-b.py",
+        "pkg/m.py",
+    ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("", encoding="utf-8")
     assert [m.name for m in find_modules(tmp_path)] == ["pkg", "pkg.m"]
 
 
-@pytest.mark.parametrize(("error", "code"), [
-    ("AttributeError: torch.mlu.nvtx is not available in torch_mlu for torch 2.4 (...)", "PRT702"),
-    ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, mlu:0 and cpu!", "PRT703"),
-    ("AssertionError: Torch not compiled with CUDA enabled", "PRT703"),
-    ("RuntimeError: Expected one of cpu, cuda, privateuseone device type at start of device string: mlu", "PRT704"),
-    ("AttributeError: module 'torch' has no attribute 'mlu'", "PRT704"),
-    ("KeyError: 'hidden_size'", "PRT701"),
-])
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        ("AttributeError: torch.mlu.nvtx is not available in torch_mlu for torch 2.4 (...)", "PRT702"),
+        (
+            "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, mlu:0 and cpu!",
+            "PRT703",
+        ),
+        ("AssertionError: Torch not compiled with CUDA enabled", "PRT703"),
+        ("RuntimeError: Expected one of cpu, cuda, privateuseone device type at start of device string: mlu", "PRT704"),
+        ("AttributeError: module 'torch' has no attribute 'mlu'", "PRT704"),
+        ("KeyError: 'hidden_size'", "PRT701"),
+    ],
+)
 def test_failures_are_classified_by_their_message(error, code):
     assert classify(error) == code
 
@@ -100,13 +123,20 @@ def test_losses_are_read_from_either_log_format():
 def test_lora_command_uses_torchrun_for_several_devices(tmp_path):
     one = lora_command(tmp_path / "t.py", tmp_path / "m", tmp_path / "d.jsonl", tmp_path / "o", 1)
     two = lora_command(tmp_path / "t.py", tmp_path / "m", tmp_path / "d.jsonl", tmp_path / "o", 2)
-    assert one[0] == sys.executable and one[1].endswith("t.py") and "--device" in one and one[one.index("--device") + 1] == "mlu"
+    assert (
+        one[0] == sys.executable
+        and one[1].endswith("t.py")
+        and "--device" in one
+        and one[one.index("--device") + 1] == "mlu"
+    )
     assert two[1:5] == ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node"] and two[5] == "2"
 
 
 def test_innermost_frame_inside_the_tree(tmp_path):
-    out = (f'  File "/usr/lib/python3/x.py", line 3, in f\n  File "{tmp_path}/pkg/a.py", line 7, in g\n'
-           f'  File "/venv/torch/nn.py", line 9, in h\nRuntimeError: boom\n')
+    out = (
+        f'  File "/usr/lib/python3/x.py", line 3, in f\n  File "{tmp_path}/pkg/a.py", line 7, in g\n'
+        f'  File "/venv/torch/nn.py", line 9, in h\nRuntimeError: boom\n'
+    )
     assert innermost_frame(out, tmp_path) == ("pkg/a.py", 7)
     assert innermost_frame("no traceback", tmp_path) == (None, 0)
 
@@ -118,7 +148,9 @@ def test_target_comes_from_the_report(tmp_path):
     (tmp_path / "porter_report" / "report.json").write_text('{"target": "hip"}', encoding="utf-8")
     with pytest.raises(VerifyError, match="target is 'hip'; porter verify emulates mlu only"):
         read_target(tmp_path)
-    (tmp_path / "porter_report" / "report.json").write_text('{"target": "mlu", "target_version": "3.0"}', encoding="utf-8")
+    (tmp_path / "porter_report" / "report.json").write_text(
+        '{"target": "mlu", "target_version": "3.0"}', encoding="utf-8"
+    )
     with pytest.raises(VerifyError, match="torch_mlu line '3.0' has no API list here"):
         read_target(tmp_path)
     (tmp_path / "porter_report" / "report.json").write_text("{not json", encoding="utf-8")
@@ -130,7 +162,10 @@ def test_target_comes_from_the_report(tmp_path):
 def test_verify_without_a_report_exits_2_naming_the_file(tmp_path):
     proc = porter("verify", str(tmp_path))
     assert proc.returncode == 2
-    assert proc.stderr.strip() == f"porter: error: {tmp_path}/porter_report/report.json: no report; is {tmp_path} the output of `porter convert`?"
+    assert (
+        proc.stderr.strip()
+        == f"porter: error: {tmp_path}/porter_report/report.json: no report; is {tmp_path} the output of `porter convert`?"
+    )
 
 
 def test_runtime_codes_are_explained_by_porter_rules():
@@ -148,8 +183,16 @@ def test_runtime_codes_are_explained_by_porter_rules():
 @runs
 def test_good_tree_passes_with_its_smoke_command(tmp_path):
     good = tree(tmp_path, "good")
-    proc = porter("verify", str(good), "--run", "python -c 'import torch, torch_mlu; assert torch.mlu.device_count() == 3' "
-                  "&& python train.py --steps 3", "--devices", "3", "--format", "json")
+    proc = porter(
+        "verify",
+        str(good),
+        "--run",
+        "python -c 'import torch, torch_mlu; assert torch.mlu.device_count() == 3' && python train.py --steps 3",
+        "--devices",
+        "3",
+        "--format",
+        "json",
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     data = json.loads(proc.stdout)
     assert data["findings"] == []
@@ -196,7 +239,10 @@ def test_bad_tree_fails_at_each_planted_line(bad_run):
     # The --run command fails too, at the same planted line, reached through its import.
     assert ("prt703_cpu_mixed.py", 6, "PRT708") in found
     assert len(found) == len(EXPECTED_BAD) + 1
-    assert "prt702_missing_api.py:5:1: PRT702 importing prt702_missing_api failed: AttributeError: torch.mlu.nvtx" in proc.stdout
+    assert (
+        "prt702_missing_api.py:5:1: PRT702 importing prt702_missing_api failed: AttributeError: torch.mlu.nvtx"
+        in proc.stdout
+    )
 
 
 @pytest.mark.slow

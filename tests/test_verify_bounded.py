@@ -40,9 +40,11 @@ def test_a_stuck_worker_is_ended_named_and_its_stack_kept():
 
 
 def test_a_command_that_ends_leaves_nothing_behind_and_keeps_its_output():
-    script = ("import subprocess, sys\n"
-              "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], stdout=subprocess.DEVNULL)\n"
-              "print(p.pid); sys.exit(3)")
+    script = (
+        "import subprocess, sys\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], stdout=subprocess.DEVNULL)\n"
+        "print(p.pid); sys.exit(3)"
+    )
     result = _run_in_thread([sys.executable, "-c", script], 60, env=dict(os.environ))
     assert result.returncode == 3 and not result.timed_out
     orphan = int(result.stdout.strip())
@@ -62,6 +64,6 @@ def _is_zombie(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             stat = fh.read()
-        return stat[stat.rindex(b")") + 2:].split()[0] == b"Z"
+        return stat[stat.rindex(b")") + 2 :].split()[0] == b"Z"
     except OSError:
         return True

@@ -13,7 +13,9 @@ PREFIXES = ["NCCL_", "TORCH_NCCL_", "ab_"]
 
 
 def _flat(words, prefixes):
-    return re.compile(r"\b(?:" + "|".join([re.escape(w) + r"\b" for w in words] + [re.escape(p) for p in prefixes]) + ")")
+    return re.compile(
+        r"\b(?:" + "|".join([re.escape(w) + r"\b" for w in words] + [re.escape(p) for p in prefixes]) + ")"
+    )
 
 
 def test_word_screen_finds_what_the_regex_finds():
@@ -23,7 +25,9 @@ def test_word_screen_finds_what_the_regex_finds():
     screen = WordScreen(words, PREFIXES, inner)
     regex = re.compile(_flat(words, PREFIXES).pattern + "|" + "|".join(map(re.escape, inner)))
     rng = random.Random(11)
-    pieces = words + PREFIXES + inner + ["x", "_", " ", ".", "-", "2", "cu", "flash", "NCCL", "abcd", "nvidia", "RWKV", "\n"]
+    pieces = (
+        words + PREFIXES + inner + ["x", "_", " ", ".", "-", "2", "cu", "flash", "NCCL", "abcd", "nvidia", "RWKV", "\n"]
+    )
     for _ in range(5000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
         assert screen.search(text) == bool(regex.search(text)), text
@@ -43,12 +47,24 @@ def test_import_screen_finds_every_spelling_of_an_import():
     from porter.core.wordregex import ImportScreen
 
     screen = ImportScreen(["vllm", "torch"])
-    for text in ("import vllm", "import vllm.engine as e", "import os, vllm", "import numpy as np,torch",
-                 "from vllm import LLM", "from torch.nn import functional", "if x:\n    from \\\n  vllm import a",
-                 "x = 1; import torch"):
+    for text in (
+        "import vllm",
+        "import vllm.engine as e",
+        "import os, vllm",
+        "import numpy as np,torch",
+        "from vllm import LLM",
+        "from torch.nn import functional",
+        "if x:\n    from \\\n  vllm import a",
+        "x = 1; import torch",
+    ):
         assert screen.search(text), text
-    for text in ('choices=["vllm", "sglang"]', "import vllmx", "from vllm_ext import a", "# uses vllm",
-                 "import os  # , vllm"):
+    for text in (
+        'choices=["vllm", "sglang"]',
+        "import vllmx",
+        "from vllm_ext import a",
+        "# uses vllm",
+        "import os  # , vllm",
+    ):
         assert not screen.search(text), text
     assert not ImportScreen([]).search("import vllm")
     # A package that matters only where imported: a word of the text first, then the import.

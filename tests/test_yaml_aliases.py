@@ -34,8 +34,16 @@ def test_aliases_are_walked_once(monkeypatch):
     monkeypatch.setattr(_configtree, "_entries", lambda node, path: walked.append(node) or entries(node, path))
     pairs = [(".".join(path), key.value) for path, key, _ in iter_pairs(doc)]
     # every pair once, under the anchor's own path; every container once
-    assert pairs == [("model_name_or_path", "model_name_or_path"), ("l0", "l0"), ("l0.device", "device"),
-                     ("l0.bf16", "bf16"), ("l1", "l1"), ("l2", "l2"), ("l3", "l3"), ("l4", "l4")]
+    assert pairs == [
+        ("model_name_or_path", "model_name_or_path"),
+        ("l0", "l0"),
+        ("l0.device", "device"),
+        ("l0.bf16", "bf16"),
+        ("l1", "l1"),
+        ("l2", "l2"),
+        ("l3", "l3"),
+        ("l4", "l4"),
+    ]
     assert len(walked) == 6  # the document, l0..l4
     assert len({id(node) for node in walked}) == len(walked)
 

@@ -126,7 +126,8 @@ def build_table(version: str, vendor: dict[str, dict], source: dict, notes: dict
         elif item.get("conflict"):
             entry["note"] = "The vendor list names this API twice, once supported and once not; treated as unsupported."
         elif entry["status"] == "unsupported" and (
-                group := next((g for g in doubtful if any(fnmatch.fnmatchcase(api, p) for p in g["apis"])), None)):
+            group := next((g for g in doubtful if any(fnmatch.fnmatchcase(api, p) for p in g["apis"])), None)
+        ):
             # (a pattern may also match entries the vendor supports, in this version or in a glob)
             entry["note"] = group["note"]
             entry["doubtful"] = True
@@ -179,7 +180,11 @@ def check_notes_used(notes: dict, vendors: dict[str, dict[str, dict]]) -> None:
     stale += [f"host_forms {api}" for api in notes.get("host_forms", {}) if api not in unsupported]
     for section in DOUBTFUL_SECTIONS:
         for pattern in notes.get(section, {}).get("apis", []):
-            if not any(not e["supported"] and fnmatch.fnmatchcase(api, pattern) for v in vendors.values() for api, e in v.items()):
+            if not any(
+                not e["supported"] and fnmatch.fnmatchcase(api, pattern)
+                for v in vendors.values()
+                for api, e in v.items()
+            ):
                 stale.append(f"{section} {pattern}")
     if stale:
         sys.exit("tools/op_notes.toml: entries that match no limited/unsupported API: " + ", ".join(sorted(stale)))

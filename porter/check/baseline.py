@@ -24,12 +24,24 @@ class BaselineError(ValueError):
 def write_baseline(path: Path, result: CheckResult, findings: list[Checked] | tuple[Checked, ...]) -> int:
     """Write every finding as accepted; returns how many."""
     entries = [
-        {"path": c.finding.path, "rule": c.finding.rule, "line_hash": c.line_hash, "occurrence": c.occurrence,
-         "line": c.finding.line, "message": c.finding.message}
+        {
+            "path": c.finding.path,
+            "rule": c.finding.rule,
+            "line_hash": c.line_hash,
+            "occurrence": c.occurrence,
+            "line": c.finding.line,
+            "message": c.finding.message,
+        }
         for c in findings
     ]
-    data = {"schema_version": BASELINE_VERSION, "tool": "porter", "porter_version": __version__,
-            "target": result.target, "target_version": result.version, "findings": entries}
+    data = {
+        "schema_version": BASELINE_VERSION,
+        "tool": "porter",
+        "porter_version": __version__,
+        "target": result.target,
+        "target_version": result.version,
+        "findings": entries,
+    }
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8", errors="backslashreplace")
     return len(entries)
 

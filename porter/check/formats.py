@@ -44,9 +44,18 @@ def render_json(shown: Shown) -> str:
             "apis_by_status": result.api_counts(),
         },
         "findings": [{**finding_dict(c.finding), "fingerprint": c.fingerprint} for c in shown.findings],
-        "rules": {r.code: {"name": r.name, "summary": r.summary, "why": r.why, "severity": r.severity,
-                           "applicability": r.applicability, "fix": r.fix}
-                  for r in shown.rules.rules if r.code in used},
+        "rules": {
+            r.code: {
+                "name": r.name,
+                "summary": r.summary,
+                "why": r.why,
+                "severity": r.severity,
+                "applicability": r.applicability,
+                "fix": r.fix,
+            }
+            for r in shown.rules.rules
+            if r.code in used
+        },
     }
     text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     # A file name that is not UTF-8 (surrogateescape) as a JSON escape, never an encoding error.
@@ -54,5 +63,8 @@ def render_json(shown: Shown) -> str:
 
 
 RENDERERS: dict[str, Callable[[Shown], str]] = {
-    "text": text.render, "json": render_json, "sarif": sarif.render, "github": github.render,
+    "text": text.render,
+    "json": render_json,
+    "sarif": sarif.render,
+    "github": github.render,
 }

@@ -41,9 +41,11 @@ def render(shown: Shown) -> str:
     lines.extend(summary_lines(shown))
     over = _over_limit(shown)
     if over:
-        lines.append(f"GitHub shows only the first {GITHUB_LIMIT} annotations of each type per step; "
-                     f"this check found more: {over}. All are listed above; upload the SARIF "
-                     "(--format sarif) to see every one in code scanning.")
+        lines.append(
+            f"GitHub shows only the first {GITHUB_LIMIT} annotations of each type per step; "
+            f"this check found more: {over}. All are listed above; upload the SARIF "
+            "(--format sarif) to see every one in code scanning."
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -12,9 +12,16 @@ from porter.engine.runner import check_tree as run_check
 from porter.rules import ActiveRules, Selection, load_rules
 
 
-def check_tree(src: Path, target: str, selection: Selection = Selection(), jobs: int | None = None,
-               cache_dir: Path | None = None, exclude: Path | None = None,
-               files: FileSelection | None = None, project_rules: tuple[Path, ...] = ()) -> CheckResult:
+def check_tree(
+    src: Path,
+    target: str,
+    selection: Selection = Selection(),
+    jobs: int | None = None,
+    cache_dir: Path | None = None,
+    exclude: Path | None = None,
+    files: FileSelection | None = None,
+    project_rules: tuple[Path, ...] = (),
+) -> CheckResult:
     """Check every file under `src` for `target`. Reads only SRC; with `cache_dir`, reuses
     and stores per-file results. Raises RuleError before any work when a rule is malformed."""
     rules = ActiveRules(load_rules(target, tuple(project_rules)), selection)

@@ -24,12 +24,14 @@ def render(shown: Shown) -> str:
     rules = [shown.rules.by_code(code) for code in codes]
     index = {code: i for i, code in enumerate(codes)}
     run = {
-        "tool": {"driver": {
-            "name": "porter",
-            "version": __version__,
-            "semanticVersion": __version__,
-            "rules": [_rule(code, rule) for code, rule in zip(codes, rules)],
-        }},
+        "tool": {
+            "driver": {
+                "name": "porter",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "rules": [_rule(code, rule) for code, rule in zip(codes, rules)],
+            }
+        },
         "originalUriBaseIds": {"%SRCROOT%": {"uri": shown.result.src.resolve().as_uri() + "/"}},
         "columnKind": "unicodeCodePoints",
         "results": [_result(c, index[c.finding.rule]) for c in shown.findings],
@@ -71,10 +73,17 @@ def _result(checked: Checked, rule_index: int) -> dict:
         "ruleIndex": rule_index,
         "level": _LEVELS[f.severity],
         "message": {"text": text},
-        "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": quote(f.path.encode("utf-8", "surrogateescape")), "uriBaseId": "%SRCROOT%"},
-            "region": region,
-        }}],
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {
+                        "uri": quote(f.path.encode("utf-8", "surrogateescape")),
+                        "uriBaseId": "%SRCROOT%",
+                    },
+                    "region": region,
+                }
+            }
+        ],
         "partialFingerprints": {FINGERPRINT_KEY: checked.fingerprint},
     }
     if f.subject:

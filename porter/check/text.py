@@ -42,7 +42,11 @@ def findings_text(findings: Iterable[Finding], root: str, color: bool = False) -
 
 
 def render(shown: Shown) -> str:
-    lines = [line for c in shown.findings for line in finding_lines(c.finding, shown.display_path(c.finding.path), shown.color)]
+    lines = [
+        line
+        for c in shown.findings
+        for line in finding_lines(c.finding, shown.display_path(c.finding.path), shown.color)
+    ]
     if not shown.summary:
         return "\n".join(lines) + "\n" if lines else ""
     if lines:
@@ -57,9 +61,11 @@ def summary_lines(shown: Shown) -> list[str]:
     rewrites = sum(1 for c in shown.findings if c.rewrite)
     files = len({c.finding.path for c in shown.findings})
     scanned = len(shown.result.files)
-    out = [f"Found {len(shown.findings)} finding(s) in {files} of {scanned} file(s) scanned: "
-           f"{sev['error']} error, {sev['warning']} warning, {sev['info']} info"
-           + (f" ({rewrites} of them `porter convert` rewrites)." if rewrites else ".")]
+    out = [
+        f"Found {len(shown.findings)} finding(s) in {files} of {scanned} file(s) scanned: "
+        f"{sev['error']} error, {sev['warning']} warning, {sev['info']} info"
+        + (f" ({rewrites} of them `porter convert` rewrites)." if rewrites else ".")
+    ]
     for code, count in shown.by_rule():
         rule = shown.rules.by_code(code)
         out.append(f"  {count:5d}  {code}  {printable(rule.name) if rule else ''}")  # a project's rule too

@@ -32,30 +32,92 @@ from porter.rules import TARGETS, RuleError
 
 @click.command("check", context_settings=HELP)
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
-@click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
-              help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` of the configuration.")
+@click.option(
+    "--target",
+    "-t",
+    type=click.Choice(TARGETS),
+    default=None,
+    help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` of the configuration.",
+)
 @version_option
-@click.option("--format", "fmt", type=click.Choice(("text", "json", "sarif", "github")), default="text", show_default=True)
-@click.option("--fail-on", type=click.Choice(("error", "warning")), default=None, help="Lowest severity that makes the check fail (exit 1; default: error).")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the check (usage and internal errors still exit 2).")
-@click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated; replaces the configured select). On hip, PRT903 (unknown APIs) runs only when named here.")
-@click.option("--extend-select", default=None, help="Rules to add to the selection (comma-separated), e.g. PRT003 (unused suppressions).")
+@click.option(
+    "--format", "fmt", type=click.Choice(("text", "json", "sarif", "github")), default="text", show_default=True
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(("error", "warning")),
+    default=None,
+    help="Lowest severity that makes the check fail (exit 1; default: error).",
+)
+@click.option(
+    "--exit-zero",
+    is_flag=True,
+    help="Exit 0 even when findings fail the check (usage and internal errors still exit 2).",
+)
+@click.option(
+    "--select",
+    default=None,
+    help="Only rules whose code starts with one of these (comma-separated; replaces the configured select). On hip, PRT903 (unknown APIs) runs only when named here.",
+)
+@click.option(
+    "--extend-select",
+    default=None,
+    help="Rules to add to the selection (comma-separated), e.g. PRT003 (unused suppressions).",
+)
 @ignore_option
 @exclude_options
-@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Leave out what .gitignore files ignore (default: yes).")
-@click.option("--force-exclude", is_flag=True, help="Apply the exclusions to files named on the command line too (for pre-commit).")
-@click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None, help="Accept the findings recorded in this file; only new ones are shown and fail.")
-@click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Record every current finding in this file and exit 0.")
+@click.option(
+    "--respect-gitignore/--no-respect-gitignore",
+    default=None,
+    help="Leave out what .gitignore files ignore (default: yes).",
+)
+@click.option(
+    "--force-exclude",
+    is_flag=True,
+    help="Apply the exclusions to files named on the command line too (for pre-commit).",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Accept the findings recorded in this file; only new ones are shown and fail.",
+)
+@click.option(
+    "--write-baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Record every current finding in this file and exit 0.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print the findings only: no summary, no notes on stderr.")
 @click.option("--verbose", "-v", is_flag=True, help="Also say which settings and files were used, on stderr.")
 @config_options
 @jobs_option
 @cache_options
-def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt: str, fail_on: str | None, exit_zero: bool,
-          select: str | None, extend_select: str | None, ignore: str | None, exclude: tuple[str, ...],
-          extend_exclude: tuple[str, ...], respect_gitignore: bool | None, force_exclude: bool, baseline: Path | None,
-          write_baseline: Path | None, quiet: bool, verbose: bool, config: Path | None, isolated: bool,
-          show_settings: bool, jobs: int | None, cache_dir: Path | None, no_cache: bool) -> None:
+def check(
+    paths: tuple[Path, ...],
+    target: str | None,
+    version: str | None,
+    fmt: str,
+    fail_on: str | None,
+    exit_zero: bool,
+    select: str | None,
+    extend_select: str | None,
+    ignore: str | None,
+    exclude: tuple[str, ...],
+    extend_exclude: tuple[str, ...],
+    respect_gitignore: bool | None,
+    force_exclude: bool,
+    baseline: Path | None,
+    write_baseline: Path | None,
+    quiet: bool,
+    verbose: bool,
+    config: Path | None,
+    isolated: bool,
+    show_settings: bool,
+    jobs: int | None,
+    cache_dir: Path | None,
+    no_cache: bool,
+) -> None:
     """Report what porter would change in PATHS (a tree, or files as pre-commit passes them;
     default: .) and the torch APIs TARGET cannot run. Writes nothing.
 
@@ -68,10 +130,20 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
 
     paths = paths or (Path("."),)
     try:
-        settings = settings_for(paths[0], config or not isolated, target=target, target_version=version,
-                                select=codes(select, validate=False), extend_select=codes(extend_select, validate=False),
-                                ignore=codes(ignore, validate=False), exclude=exclude or None, extend_exclude=extend_exclude,
-                                respect_gitignore=respect_gitignore, baseline=baseline, fail_on=fail_on)
+        settings = settings_for(
+            paths[0],
+            config or not isolated,
+            target=target,
+            target_version=version,
+            select=codes(select, validate=False),
+            extend_select=codes(extend_select, validate=False),
+            ignore=codes(ignore, validate=False),
+            exclude=exclude or None,
+            extend_exclude=extend_exclude,
+            respect_gitignore=respect_gitignore,
+            baseline=baseline,
+            fail_on=fail_on,
+        )
     except ConfigError as exc:  # one line naming the file (or option) and the key
         click.echo(printable(f"porter: error: {exc}"), err=True)
         sys.exit(2)
@@ -82,12 +154,20 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
         raise click.UsageError(NO_TARGET)
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose cannot be combined")
-    settings = replace(settings, target_version=checked_version(settings.target, settings.target_version),
-                       baseline=None if write_baseline is not None else settings.baseline)
+    settings = replace(
+        settings,
+        target_version=checked_version(settings.target, settings.target_version),
+        baseline=None if write_baseline is not None else settings.baseline,
+    )
     verbosity = -1 if quiet else 1 if verbose else 0
     if verbose:
-        click.echo(printable(f"porter: settings: {settings.config.label if settings.config else 'no configuration file'}; "
-                             f"target {settings.target} {settings.target_version or ''}".rstrip()), err=True)
+        click.echo(
+            printable(
+                f"porter: settings: {settings.config.label if settings.config else 'no configuration file'}; "
+                f"target {settings.target} {settings.target_version or ''}".rstrip()
+            ),
+            err=True,
+        )
     if no_cache:  # nothing in the user cache either (parsed rule files, compiled templates)
         from porter.core.datafiles import disable_user_cache
 
@@ -95,8 +175,13 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
     output = None
     try:
         with watching(Progress(label="porter check", delay=QUIET_START)):  # on a terminal's stderr only
-            report = run_check(paths, settings=settings, force_exclude=force_exclude, jobs=jobs,
-                               cache_dir=chosen_cache_dir(cache_dir, no_cache))
+            report = run_check(
+                paths,
+                settings=settings,
+                force_exclude=force_exclude,
+                jobs=jobs,
+                cache_dir=chosen_cache_dir(cache_dir, no_cache),
+            )
         code = _notes(report, write_baseline, verbosity)
         if write_baseline is None:
             output = _rendered(report, fmt, verbosity)
@@ -114,8 +199,13 @@ def check(paths: tuple[Path, ...], target: str | None, version: str | None, fmt:
 
 @click.command("config", context_settings=HELP)
 @click.argument("path", required=False, type=click.Path(exists=True, path_type=Path))
-@click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="Read this configuration file instead of looking for one.")
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Read this configuration file instead of looking for one.",
+)
 def config_cmd(path: Path | None, config: Path | None) -> None:
     """Print the settings porter resolves for PATH (default: .) and where each came from."""
     from porter.config import settings_for
@@ -141,8 +231,12 @@ def _notes(report, write_baseline: Path | None, verbosity: int) -> int:
             click.echo(printable(f"porter: failed {file.path}: {file.error}"), err=True)
     if verbosity > 0:
         handled = [f for f in report.files if f.kind != "other"]
-        click.echo(printable(f"porter: {len(report.files)} file(s) scanned in {report.root}, {len(handled)} of a type "
-                             f"porter reads"), err=True)
+        click.echo(
+            printable(
+                f"porter: {len(report.files)} file(s) scanned in {report.root}, {len(handled)} of a type porter reads"
+            ),
+            err=True,
+        )
         for file in handled:
             click.echo(printable(f"porter:   {file.kind:<12} {file.path}"), err=True)
     if write_baseline is not None:
@@ -162,10 +256,19 @@ def _rendered(report, fmt: str, verbosity: int) -> tuple[str, bool]:
 
 @click.command("ops", context_settings=HELP)
 @click.argument("name")
-@click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
-              help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` of the configuration.")
-@click.option("--target-version", "version", default=None,
-              help="torch version of the table (mlu: 2.1, 2.4); default: the configuration's, else the newest.")
+@click.option(
+    "--target",
+    "-t",
+    type=click.Choice(TARGETS),
+    default=None,
+    help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` of the configuration.",
+)
+@click.option(
+    "--target-version",
+    "version",
+    default=None,
+    help="torch version of the table (mlu: 2.1, 2.4); default: the configuration's, else the newest.",
+)
 def ops(name: str, target: str | None, version: str | None) -> None:
     """What the support table of TARGET says about the torch API NAME (F.x, nn.X and Tensor.x work too)."""
     from porter.tables.optables import ANY_VERSION, available_versions, load_api_table

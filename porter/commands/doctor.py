@@ -12,14 +12,28 @@ from porter.rules import TARGETS
 
 
 @click.command("doctor", context_settings=HELP)
-@click.option("--target", "-t", type=click.Choice(TARGETS), default=None,
-              help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: mlu where torch_mlu imports, "
-                   "hip where torch is a ROCm build.")
-@click.option("--target-version", "version", default=None,
-              help="torch_mlu line to check against (e.g. 2.1, 2.4); default: the installed torch_mlu's, else the newest.")
+@click.option(
+    "--target",
+    "-t",
+    type=click.Choice(TARGETS),
+    default=None,
+    help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: mlu where torch_mlu imports, "
+    "hip where torch is a ROCm build.",
+)
+@click.option(
+    "--target-version",
+    "version",
+    default=None,
+    help="torch_mlu line to check against (e.g. 2.1, 2.4); default: the installed torch_mlu's, else the newest.",
+)
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
-@click.option("--timeout", type=FiniteFloatRange(5), default=120, show_default=True,
-              help="Seconds allowed for the process-group check.")
+@click.option(
+    "--timeout",
+    type=FiniteFloatRange(5),
+    default=120,
+    show_default=True,
+    help="Seconds allowed for the process-group check.",
+)
 def doctor(target: str | None, version: str | None, fmt: str, timeout: float) -> None:
     """Check this machine's environment for the target, one line per check with its fix.
 
@@ -35,12 +49,17 @@ def doctor(target: str | None, version: str | None, fmt: str, timeout: float) ->
     if target is None:
         target = detect_target()
         if target is None:
-            raise click.UsageError("no target found: torch_mlu does not import and torch is not a ROCm build; "
-                                   "pass --target mlu|hip")
+            raise click.UsageError(
+                "no target found: torch_mlu does not import and torch is not a ROCm build; pass --target mlu|hip"
+            )
     lines = known_lines(target)
     if version is not None and version not in lines:
         known = ", ".join(lines) or "none: one table for every release"
-        raise click.BadParameter(f"{version} is not a known line for {target} (known: {known})", param_hint="--target-version")
+        raise click.BadParameter(
+            f"{version} is not a known line for {target} (known: {known})", param_hint="--target-version"
+        )
     done = run_doctor(target, version, timeout)
-    click.echo(render_json(done.results) if fmt == "json" else render_text(done.results, done.target, done.line), nl=False)
+    click.echo(
+        render_json(done.results) if fmt == "json" else render_text(done.results, done.target, done.line), nl=False
+    )
     sys.exit(exit_code(done.results))

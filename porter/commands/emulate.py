@@ -21,15 +21,26 @@ def _versions() -> list[str]:
 
 def _checked(version: str | None) -> str | None:
     if version is not None and version not in _versions():
-        raise click.BadParameter(f"{version} is not a known torch_mlu line (known: {', '.join(_versions())})",
-                                 param_hint="--target-version")
+        raise click.BadParameter(
+            f"{version} is not a known torch_mlu line (known: {', '.join(_versions())})", param_hint="--target-version"
+        )
     return version
 
 
 @click.command("run", context_settings={**HELP, "ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--emulate", type=click.Choice(EMULATE_TARGETS), required=True, help="The device to emulate on the CPU.")
-@click.option("--devices", type=click.IntRange(1, 16), default=None, help="Cards the emulated machine has (default 1, or as many as MLU_VISIBLE_DEVICES names); MLU_VISIBLE_DEVICES selects among them.")
-@click.option("--target-version", "version", default=None, help="torch_mlu line whose API list torch.mlu exposes (default: the newest).")
+@click.option(
+    "--devices",
+    type=click.IntRange(1, 16),
+    default=None,
+    help="Cards the emulated machine has (default 1, or as many as MLU_VISIBLE_DEVICES names); MLU_VISIBLE_DEVICES selects among them.",
+)
+@click.option(
+    "--target-version",
+    "version",
+    default=None,
+    help="torch_mlu line whose API list torch.mlu exposes (default: the newest).",
+)
 @click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED)
 def run_cmd(emulate: str, devices: int | None, version: str | None, cmd: tuple[str, ...]) -> None:
     """Run CMD (python, torchrun, a script) with an emulated torch_mlu; exits with CMD's code."""
@@ -46,15 +57,51 @@ def run_cmd(emulate: str, devices: int | None, version: str | None, cmd: tuple[s
 @click.command("verify", context_settings=HELP)
 @click.argument("out", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "github")), default="text", show_default=True)
-@click.option("--fail-on", type=click.Choice(("error", "warning")), default="error", show_default=True, help="Lowest severity that makes verify fail (exit 1).")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the check (errors of porter itself still exit 2).")
-@click.option("--timeout", type=FiniteFloatRange(1), default=60, show_default=True, help="Seconds allowed per module import, of its own time (waiting for a CPU does not count).")
-@click.option("--jobs", "-j", type=click.IntRange(1), default=None, help="Import processes in parallel (default: cores, at most 4).")
+@click.option(
+    "--fail-on",
+    type=click.Choice(("error", "warning")),
+    default="error",
+    show_default=True,
+    help="Lowest severity that makes verify fail (exit 1).",
+)
+@click.option(
+    "--exit-zero", is_flag=True, help="Exit 0 even when findings fail the check (errors of porter itself still exit 2)."
+)
+@click.option(
+    "--timeout",
+    type=FiniteFloatRange(1),
+    default=60,
+    show_default=True,
+    help="Seconds allowed per module import, of its own time (waiting for a CPU does not count).",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(1),
+    default=None,
+    help="Import processes in parallel (default: cores, at most 4).",
+)
 @click.option("--no-lora", is_flag=True, help="Skip the LoRA smoke run of porter_lora/.")
-@click.option("--run", "run_command", default=None, help="A smoke command to run in OUT under the emulator (shell syntax).")
-@click.option("--devices", type=click.IntRange(1, 16), default=None, help="Emulated cards for --run (default 1, or MLU_VISIBLE_DEVICES).")
-def verify(out: Path, fmt: str, fail_on: str, exit_zero: bool, timeout: float, jobs: int | None, no_lora: bool,
-           run_command: str | None, devices: int | None) -> None:
+@click.option(
+    "--run", "run_command", default=None, help="A smoke command to run in OUT under the emulator (shell syntax)."
+)
+@click.option(
+    "--devices",
+    type=click.IntRange(1, 16),
+    default=None,
+    help="Emulated cards for --run (default 1, or MLU_VISIBLE_DEVICES).",
+)
+def verify(
+    out: Path,
+    fmt: str,
+    fail_on: str,
+    exit_zero: bool,
+    timeout: float,
+    jobs: int | None,
+    no_lora: bool,
+    run_command: str | None,
+    devices: int | None,
+) -> None:
     """Prove the ported tree OUT runs: import its modules, train porter_lora on 1 and 2
     emulated devices, run --run; target and version come from OUT/porter_report/report.json.
     Exit 0 ok, 1 findings, 2 error."""

@@ -28,20 +28,41 @@ class FiniteFloatRange(click.FloatRange):
 
 NO_TARGET = "no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml"
 
-target_option = click.option("--target", "-t", type=click.Choice(TARGETS), required=True,
-                             help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm).")
-version_option = click.option("--target-version", "version", default=None,
-                              help="torch_mlu line for --target mlu (e.g. 2.1, 2.4); default: the newest.")
-jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
-                           help="Worker processes (default, or 0: all cores; 1: no worker processes).")
-ignore_option = click.option("--ignore", default=None, help="Skip rules whose code starts with one of these (comma-separated).")
+target_option = click.option(
+    "--target",
+    "-t",
+    type=click.Choice(TARGETS),
+    required=True,
+    help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm).",
+)
+version_option = click.option(
+    "--target-version",
+    "version",
+    default=None,
+    help="torch_mlu line for --target mlu (e.g. 2.1, 2.4); default: the newest.",
+)
+jobs_option = click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Worker processes (default, or 0: all cores; 1: no worker processes).",
+)
+ignore_option = click.option(
+    "--ignore", default=None, help="Skip rules whose code starts with one of these (comma-separated)."
+)
 exclude_option = click.option(
-    "--exclude", multiple=True,
-    help="Leave out files and folders matching this gitignore-style pattern (repeatable; replaces the configured exclude).")
-extend_exclude_option = click.option("--extend-exclude", multiple=True,
-                                     help="Like --exclude, in addition to the configured exclude.")
+    "--exclude",
+    multiple=True,
+    help="Leave out files and folders matching this gitignore-style pattern (repeatable; replaces the configured exclude).",
+)
+extend_exclude_option = click.option(
+    "--extend-exclude", multiple=True, help="Like --exclude, in addition to the configured exclude."
+)
 cache_dir_option = click.option(
-    "--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
     help="Per-file result cache (default: the user cache directory).",
 )
 no_cache_option = click.option("--no-cache", is_flag=True, help="Do not read or write the cache.")
@@ -85,16 +106,26 @@ def checked_version(target: str, version: str | None) -> str | None:
     if version is None:
         return versions[-1] if versions else None
     if version not in versions:
-        raise click.BadParameter(f"{version} is not a known version for {target} (known: {', '.join(versions) or 'none'})", param_hint="--target-version")
+        raise click.BadParameter(
+            f"{version} is not a known version for {target} (known: {', '.join(versions) or 'none'})",
+            param_hint="--target-version",
+        )
     return version
 
 
 def config_options(command):
     """--config FILE, --isolated and --show-settings: where settings come from."""
-    command = click.option("--show-settings", is_flag=True, help="Print the resolved settings and where each came from, and exit.")(command)
+    command = click.option(
+        "--show-settings", is_flag=True, help="Print the resolved settings and where each came from, and exit."
+    )(command)
     command = click.option("--isolated", is_flag=True, help="Ignore every configuration file.")(command)
-    return click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-                        help="Read this configuration file (porter.toml or pyproject.toml) instead of looking for one.")(command)
+    return click.option(
+        "--config",
+        "config",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        default=None,
+        help="Read this configuration file (porter.toml or pyproject.toml) instead of looking for one.",
+    )(command)
 
 
 def settings_text(settings, start: Path) -> str:
@@ -105,7 +136,11 @@ def settings_text(settings, start: Path) -> str:
     lines = [f"# settings for {start}: {where}"]
     for key, value, source in settings.rows():
         if isinstance(value, dict):
-            text = "{ " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in value.items()) + " }" if value else "{}"
+            text = (
+                "{ " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in value.items()) + " }"
+                if value
+                else "{}"
+            )
         elif value is None:
             lines.append(f"# {key} is not set")
             continue

@@ -49,9 +49,16 @@ def render(report: dict, fmt: str, patch: bytes | None) -> str:
 
 @click.command("report")
 @click.argument("report_json", metavar="REPORT_JSON", type=click.Path(exists=True, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["html", "md"]), default="html", show_default=True, help="Output format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path), default=None,
-              help="Where to write (default: report.html / report.md beside REPORT_JSON; - for stdout).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["html", "md"]), default="html", show_default=True, help="Output format."
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    default=None,
+    help="Where to write (default: report.html / report.md beside REPORT_JSON; - for stdout).",
+)
 def report(report_json: Path, fmt: str, output: Path | None) -> None:
     """Render REPORT_JSON (a report.json, or the folder holding it) as HTML or Markdown."""
     path = _locate(report_json)
@@ -79,7 +86,11 @@ def report(report_json: Path, fmt: str, output: Path | None) -> None:
         # never written through. A missing folder is an error, not made: -o names a file.
         write_atomically(target, text.encode("utf-8", "backslashreplace"))
     except OSError as exc:
-        click.echo(printable(f"porter: error: {describe(exc if exc.filename else OSError(exc.errno, exc.strerror, str(target)))}"),
-                   err=True)
+        click.echo(
+            printable(
+                f"porter: error: {describe(exc if exc.filename else OSError(exc.errno, exc.strerror, str(target)))}"
+            ),
+            err=True,
+        )
         sys.exit(2)
     click.echo(printable(f"porter: wrote {target}"))

@@ -41,5 +41,8 @@ def _warn(directory: Path, exc: OSError) -> None:
         return
     _warned[0] = True
     where = exc.filename if exc.filename is not None else directory
-    print(f"porter: warning: cache not written ({where}: {exc.strerror or exc}); "
-          f"going on without it (--no-cache avoids it)", file=sys.stderr)
+    print(
+        f"porter: warning: cache not written ({where}: {exc.strerror or exc}); "
+        f"going on without it (--no-cache avoids it)",
+        file=sys.stderr,
+    )

@@ -71,8 +71,11 @@ def load_toml(raw: bytes) -> dict:
         try:
             header, _, payload = (cache / rel).read_bytes().partition(b"\n")
             meta = json.loads(header)
-            if (isinstance(meta, dict) and meta.get("source") == digest
-                    and meta.get("sha256") == hashlib.sha256(payload).hexdigest()):
+            if (
+                isinstance(meta, dict)
+                and meta.get("source") == digest
+                and meta.get("sha256") == hashlib.sha256(payload).hexdigest()
+            ):
                 data = json.loads(payload)
                 if isinstance(data, dict):
                     return data

@@ -71,7 +71,7 @@ class ByteLines:
         (only a file's last line can lack one)."""
         if n == 0:
             return True
-        if self.parts[i:i + n] != other.parts[j:j + n]:
+        if self.parts[i : i + n] != other.parts[j : j + n]:
             return False
         return self.line(i + n - 1) == other.line(j + n - 1)
 

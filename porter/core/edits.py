@@ -41,7 +41,7 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     out: list[str] = []
     pos = 0
     for edit in edits:
-        out.append(text[pos:edit.start])
+        out.append(text[pos : edit.start])
         out.append(edit.replacement)
         pos = edit.end
     out.append(text[pos:])
@@ -60,7 +60,7 @@ def edit_records(text: str, index: LineIndex, edits: list[Edit], applied: list[E
         start = index.starts[first - 1]
         end = index.starts[last] if last < len(index.starts) else len(text)
         before = text[start:end]
-        after = before[: edit.start - start] + edit.replacement + before[edit.end - start:]
+        after = before[: edit.start - start] + edit.replacement + before[edit.end - start :]
         span = span_of.get((edit.start, edit.end, edit.replacement))
         records.append(EditRecord(edit.rule, first, before.rstrip("\r\n"), after.rstrip("\r\n"), span))
     return records

@@ -13,8 +13,9 @@ from collections.abc import Collection
 from pathlib import Path
 
 
-def write_atomically(path: Path, data: bytes, *, mode: int | None = None, durable: bool = False,
-                     token: str | None = None) -> None:
+def write_atomically(
+    path: Path, data: bytes, *, mode: int | None = None, durable: bool = False, token: str | None = None
+) -> None:
     """Write `data` to a temporary file beside `path`, then rename it over `path`.
 
     A reader, or a crash at any moment, sees the old file or the new one, never half of one.
@@ -31,8 +32,11 @@ def write_atomically(path: Path, data: bytes, *, mode: int | None = None, durabl
     try:
         fd = os.open(tmp, flags, 0o600 if mode is None else mode)
     except FileExistsError:
-        raise OSError(errno.EEXIST, f"something is at porter's temporary name {tmp.name} already; "
-                                    "it is not porter's to write over", str(path)) from None
+        raise OSError(
+            errno.EEXIST,
+            f"something is at porter's temporary name {tmp.name} already; it is not porter's to write over",
+            str(path),
+        ) from None
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
@@ -143,8 +147,12 @@ def _refuse_link(path: str) -> LinkRefused:
 def plain_rel(rel: str) -> bool:
     """Whether `rel` is a path relative to a tree that stays inside it: POSIX separators, not
     empty, not absolute, no empty, `.` or `..` part, no NUL."""
-    return (bool(rel) and not rel.startswith("/") and "\0" not in rel
-            and all(p not in ("", ".", "..") for p in rel.split("/")))
+    return (
+        bool(rel)
+        and not rel.startswith("/")
+        and "\0" not in rel
+        and all(p not in ("", ".", "..") for p in rel.split("/"))
+    )
 
 
 def inside(root: Path | str, rel: str) -> bool:
@@ -167,8 +175,11 @@ def refuse_linked_folder(path: Path | str, way_out: str = "name the folder itsel
     real folder: fine (what is below it is checked as it is written). `way_out`: what the
     user can do instead, for the message."""
     if os.path.islink(path):
-        raise LinkRefused(errno.ELOOP, f"is a symbolic link (to {os.readlink(path)}); porter never writes "
-                                       f"through a link: {way_out}", os.fspath(path))
+        raise LinkRefused(
+            errno.ELOOP,
+            f"is a symbolic link (to {os.readlink(path)}); porter never writes through a link: {way_out}",
+            os.fspath(path),
+        )
 
 
 def _parts(rel: str) -> list[str]:
@@ -192,7 +203,7 @@ def open_dir_beneath(root: Path, rel: str = "", *, create: bool = True, mode: in
         raise OSError(exc.errno, exc.strerror, exc.filename or root_s) from exc
     path = root_s
     try:
-        for name in (_parts(rel) if rel else []):
+        for name in _parts(rel) if rel else []:
             path = f"{path}/{name}"
             try:
                 st = os.lstat(name, dir_fd=fd)
@@ -225,7 +236,7 @@ def open_dir_beneath(root: Path, rel: str = "", *, create: bool = True, mode: in
 def _write_fd(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def write_beneath(root: Path, rel: str, data: bytes, *, mode: int | None = None) -> Path:

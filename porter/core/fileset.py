@@ -30,10 +30,28 @@ from pathlib import Path
 
 from porter.core.tree import Entry, signature, walk
 
-NEVER_SCANNED = frozenset({
-    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules", "build", "dist",
-    ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", "__pypackages__", ".direnv",
-})
+NEVER_SCANNED = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        "__pycache__",
+        "node_modules",
+        "build",
+        "dist",
+        ".eggs",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "site-packages",
+        "__pypackages__",
+        ".direnv",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -76,7 +94,8 @@ class Patterns:
         anywhere = [body for anchored, body in screens if not anchored]
         at_start = [body for anchored, body in screens if anchored]
         parts = ([f"(?:^|/)(?:{'|'.join(anywhere)})(?:/|$)"] if anywhere else []) + (
-            [f"^(?:{'|'.join(at_start)})(?:/|$)"] if at_start else [])
+            [f"^(?:{'|'.join(at_start)})(?:/|$)"] if at_start else []
+        )
         try:
             self._any: re.Pattern | None = re.compile(linear_regex("|".join(parts)) or "(?!)")
         except re.error:  # not expected; then every path is asked
@@ -140,7 +159,7 @@ def collapse_stars(line: str) -> str:
     while i < len(line):
         ch = line[i]
         if ch == "\\":
-            out.append(line[i:i + 2])
+            out.append(line[i : i + 2])
             i += 2
         elif ch == "*":
             end = i
@@ -212,9 +231,10 @@ def _token(regex: str, i: int) -> tuple[int, bool]:
         while j < len(regex) and regex[j] != "]":
             j += 2 if regex[j] == "\\" else 1
         end = min(j + 1, len(regex))
-        body = regex[i + 1:j]
-        one = j < len(regex) and (("/" in body) if negated else
-                                  ("/" not in body and "-" not in body.strip("-") and "\\" not in body))
+        body = regex[i + 1 : j]
+        one = j < len(regex) and (
+            ("/" in body) if negated else ("/" not in body and "-" not in body.strip("-") and "\\" not in body)
+        )
     else:
         end = i + 1
         one = ch not in "\\[]().*+?{}|^$/"
@@ -398,7 +418,7 @@ class TreeFilter:
             folder = "/".join(parts[:depth])
             spec = self._gitignore(folder)
             if spec is not None:
-                sub = name[len(folder) + 1:] if folder else name
+                sub = name[len(folder) + 1 :] if folder else name
                 found = spec.verdict(sub)
                 verdict = found if found is not None else verdict
         return bool(verdict)
@@ -471,6 +491,9 @@ def explicit_files(src: Path, selection: FileSelection, paths: list[Path]) -> tu
         def prune(sub: str, full: str, prefix: str = prefix) -> bool:
             return chooser.skip_dir(prefix + sub, full)
 
-        out.extend(prefix + e.rel for e in walk(Path(path), None, prune=prune)
-                   if not e.is_symlink and not chooser.skip_file(prefix + e.rel))
+        out.extend(
+            prefix + e.rel
+            for e in walk(Path(path), None, prune=prune)
+            if not e.is_symlink and not chooser.skip_file(prefix + e.rel)
+        )
     return tuple(out)

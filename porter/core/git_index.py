@@ -36,7 +36,7 @@ def tracked_below(src: Path) -> frozenset[str] | None:
         return None
     prefix = Path(os.path.relpath(Path(src).resolve(), top)).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
-    return frozenset(p[len(prefix):] for p in paths if p.startswith(prefix))
+    return frozenset(p[len(prefix) :] for p in paths if p.startswith(prefix))
 
 
 def _repository(src: Path) -> tuple[Path, Path] | None:
@@ -53,7 +53,7 @@ def _repository(src: Path) -> tuple[Path, Path] | None:
                 return None
             if not line.startswith("gitdir:"):
                 return None
-            git_dir = Path(line[len("gitdir:"):].strip())
+            git_dir = Path(line[len("gitdir:") :].strip())
             return (git_dir if git_dir.is_absolute() else folder / git_dir), folder
     return None
 
@@ -73,7 +73,7 @@ def _paths(data: bytes) -> list[str] | None:
             if version == 4:
                 strip, start = _varint(data, start)
                 end = data.index(b"\0", start)
-                name = previous[:len(previous) - strip] + data[start:end]
+                name = previous[: len(previous) - strip] + data[start:end]
                 pos = end + 1
             else:
                 end = data.index(b"\0", start) if flags & _NAME_MASK == _NAME_MASK else start + (flags & _NAME_MASK)

@@ -58,8 +58,17 @@ class _Grouped(difflib.SequenceMatcher):
         return list(self._opcodes)
 
 
-_C_ESCAPES = {0x07: b"\\a", 0x08: b"\\b", 0x09: b"\\t", 0x0A: b"\\n", 0x0B: b"\\v", 0x0C: b"\\f",
-              0x0D: b"\\r", 0x22: b'\\"', 0x5C: b"\\\\"}
+_C_ESCAPES = {
+    0x07: b"\\a",
+    0x08: b"\\b",
+    0x09: b"\\t",
+    0x0A: b"\\n",
+    0x0B: b"\\v",
+    0x0C: b"\\f",
+    0x0D: b"\\r",
+    0x22: b'\\"',
+    0x5C: b"\\\\",
+}
 
 
 def quote_path(prefix: bytes, path: str) -> bytes:

@@ -12,9 +12,12 @@ from dataclasses import replace
 from porter.core.model import SEVERITIES, Finding
 
 
-def merged_repeats(findings: list[Finding], key: Callable[[Finding], Hashable | None],
-                   describe: Callable[[Finding, list[Finding]], str],
-                   lead: Callable[[Finding], tuple] = lambda f: (f.line, f.col)) -> list[Finding]:
+def merged_repeats(
+    findings: list[Finding],
+    key: Callable[[Finding], Hashable | None],
+    describe: Callable[[Finding, list[Finding]], str],
+    lead: Callable[[Finding], tuple] = lambda f: (f.line, f.col),
+) -> list[Finding]:
     """`findings` with the reports (findings without an edit) that share a `key` (None: on its
     own) merged into the first by `lead` (by position unless told): its message becomes
     `describe(first, rest)` and its severity the highest of the group. The others keep their
@@ -51,7 +54,9 @@ def once_per_line(findings: list[Finding], codes: frozenset[str]) -> list[Findin
     """`findings` with those of `codes` on one line merged into one per code and severity: one
     `pip install torch==2.8.0 torchvision==0.23.0 torchaudio==2.8.0` is one decision (the
     target line's torch family), not three."""
-    return merged_repeats(findings, lambda f: (f.rule, f.severity, f.line) if f.rule in codes else None, _also_on_this_line)
+    return merged_repeats(
+        findings, lambda f: (f.rule, f.severity, f.line) if f.rule in codes else None, _also_on_this_line
+    )
 
 
 def _also_on_this_line(first: Finding, rest: list[Finding]) -> str:
@@ -63,8 +68,9 @@ def _also_on_this_line(first: Finding, rest: list[Finding]) -> str:
 def once_per_subject(findings: list[Finding], codes: frozenset[str] | None = None) -> list[Finding]:
     """`findings` with the reports of one rule about one subject (a variable's name) merged
     into the first, with the count; only those of `codes`, or of every rule when None."""
-    return merged_repeats(findings, lambda f: (f.rule, f.subject or "") if codes is None or f.rule in codes else None,
-                          _more_mentions)
+    return merged_repeats(
+        findings, lambda f: (f.rule, f.subject or "") if codes is None or f.rule in codes else None, _more_mentions
+    )
 
 
 def _more_mentions(first: Finding, rest: list[Finding]) -> str:

@@ -29,8 +29,15 @@ QUIET_START = 0.5  # seconds a command's line waits before it is drawn: quick ru
 
 
 class Progress:
-    def __init__(self, stream: TextIO | None = None, enabled: bool | None = None, *, label: str = "porter",
-                 delay: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        enabled: bool | None = None,
+        *,
+        label: str = "porter",
+        delay: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         """`enabled`: by default, whether `stream` (stderr) is a terminal. Nothing is drawn
         in the first `delay` seconds: a command that ends sooner shows no line at all."""
         self._stream = stream or sys.stderr

@@ -26,7 +26,7 @@ def closest(word: str, known: Iterable[str], n: int = 3, cutoff: float = 0.6) ->
 def closest_codes(typed: str, codes: Iterable[str], n: int = 3) -> list[str]:
     """Rule codes, or code prefixes as long as `typed`, that `typed` was probably meant to be."""
     typed = typed.strip().upper()
-    candidates = {c[:len(typed)] for c in codes if len(c) >= len(typed)}
+    candidates = {c[: len(typed)] for c in codes if len(c) >= len(typed)}
     read = typed[:_CODE_HEAD] + typed[_CODE_HEAD:].translate(_LOOKALIKE_DIGITS)
     if read in candidates:
         return [read]

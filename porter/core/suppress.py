@@ -72,8 +72,9 @@ def has_markers(text: str) -> bool:
     return _MARKER.search(text) is not None
 
 
-def problems(text: str, comments: str, known: Collection[str], active: Collection[str],
-             used: Collection[tuple[int, str]]) -> list[Problem]:
+def problems(
+    text: str, comments: str, known: Collection[str], active: Collection[str], used: Collection[tuple[int, str]]
+) -> list[Problem]:
     """What is wrong with the suppression comments of a file.
 
     `known`: every rule code there is; `active`: the codes this run applies; `used`: the
@@ -87,23 +88,49 @@ def problems(text: str, comments: str, known: Collection[str], active: Collectio
         for m in _MARKER.finditer(comment):
             col = _column(text, line, comment, m.start())
             if not m.group("bracket"):
-                out.append(Problem("invalid", line, col, "bare `# porter: ignore` suppresses nothing: name the codes, "
-                                                       "as in `# porter: ignore[PRT901]`"))
+                out.append(
+                    Problem(
+                        "invalid",
+                        line,
+                        col,
+                        "bare `# porter: ignore` suppresses nothing: name the codes, as in `# porter: ignore[PRT901]`",
+                    )
+                )
                 continue
             body = m.group("body") or ""
             parts = [p.strip() for p in body.split(",") if p.strip()]
             if not m.group("bracket").endswith("]") or not parts:
-                out.append(Problem("invalid", line, col, f"`{m.group(0)}` suppresses nothing: "
-                                                       "name the codes, as in `# porter: ignore[PRT901]`"))
+                out.append(
+                    Problem(
+                        "invalid",
+                        line,
+                        col,
+                        f"`{m.group(0)}` suppresses nothing: name the codes, as in `# porter: ignore[PRT901]`",
+                    )
+                )
                 continue
             for code in parts:
                 if not _CODE.fullmatch(code):
-                    out.append(Problem("invalid", line, col, f"`# porter: ignore[...]`: {code!r} is not a rule code "
-                                                           "(PRT and 3 digits); the comment suppresses nothing"
-                                                           f"{_hint(code, known)}"))
+                    out.append(
+                        Problem(
+                            "invalid",
+                            line,
+                            col,
+                            f"`# porter: ignore[...]`: {code!r} is not a rule code "
+                            "(PRT and 3 digits); the comment suppresses nothing"
+                            f"{_hint(code, known)}",
+                        )
+                    )
                 elif code not in known:
-                    out.append(Problem("invalid", line, col, f"`# porter: ignore[...]`: no rule has the code {code} "
-                                                           f"(see `porter rules`){_hint(code, known)}"))
+                    out.append(
+                        Problem(
+                            "invalid",
+                            line,
+                            col,
+                            f"`# porter: ignore[...]`: no rule has the code {code} "
+                            f"(see `porter rules`){_hint(code, known)}",
+                        )
+                    )
                 elif code in active and (line, code) not in used:
                     out.append(Problem("unused", line, col, f"unused suppression: no {code} finding on this line"))
     return out
@@ -128,14 +155,18 @@ def _column(text: str, line: int, comment: str, offset: int) -> int:
 def _python_comments(text: str) -> list[tuple[int, str]] | None:
     """(line, comment text) of every comment token; None when the file does not tokenize."""
     try:
-        return [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(text).readline)
-                if tok.type == tokenize.COMMENT]
+        return [
+            (tok.start[0], tok.string)
+            for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+            if tok.type == tokenize.COMMENT
+        ]
     except (tokenize.TokenError, SyntaxError):
         return None
 
 
-def split_suppressed(findings: Iterable[Finding], by_line: dict[int, frozenset[str]],
-                     used: set[tuple[int, str]] | None = None) -> tuple[list[Finding], int]:
+def split_suppressed(
+    findings: Iterable[Finding], by_line: dict[int, frozenset[str]], used: set[tuple[int, str]] | None = None
+) -> tuple[list[Finding], int]:
     """The findings no comment suppresses, and how many were suppressed (their (line, code)
     pairs are added to `used`, when given)."""
     kept: list[Finding] = []

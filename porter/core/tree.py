@@ -17,8 +17,9 @@ LORA_DIR = "porter_lora"
 # requirements-<target>.txt: the pip constraints file for the target (porter/filetypes/constraints.py).
 # What `porter verify OUT` adds to OUT/porter_report (porter/verify/report.py): still porter's folder.
 VERIFY_FILES = frozenset({"verify.json"})
-REPORT_FILES = frozenset({"changes.patch", "report.json", "report.md", "report.html",
-                          "requirements-mlu.txt", "requirements-hip.txt"})
+REPORT_FILES = frozenset(
+    {"changes.patch", "report.json", "report.md", "report.html", "requirements-mlu.txt", "requirements-hip.txt"}
+)
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,13 @@ class Entry:
     failed: str | None = None  # what cannot be read (an unreadable folder)
 
 
-def walk(root: Path, exclude: Path | None = None,
-         prune: Callable[[str, str], bool] | None = None,
-         dirs: dict[str, list[int] | None] | None = None,
-         listed: Callable[[str, set[str]], None] | None = None) -> Iterator[Entry]:
+def walk(
+    root: Path,
+    exclude: Path | None = None,
+    prune: Callable[[str, str], bool] | None = None,
+    dirs: dict[str, list[int] | None] | None = None,
+    listed: Callable[[str, set[str]], None] | None = None,
+) -> Iterator[Entry]:
     """Regular files and symlinks under root, sorted, without descending into symlinked
     directories. Sockets, pipes and devices are never read (reading a named pipe would wait
     forever) but are yielded with `skipped` set; a folder that cannot be read is yielded
@@ -70,9 +74,14 @@ def stat_signature(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
-def _walk(folder: str, rel_dir: str, exclude: str | None, prune: Callable[[str, str], bool] | None = None,
-          dirs: dict[str, list[int] | None] | None = None,
-          listed: Callable[[str, set[str]], None] | None = None) -> Iterator[Entry]:
+def _walk(
+    folder: str,
+    rel_dir: str,
+    exclude: str | None,
+    prune: Callable[[str, str], bool] | None = None,
+    dirs: dict[str, list[int] | None] | None = None,
+    listed: Callable[[str, set[str]], None] | None = None,
+) -> Iterator[Entry]:
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -155,4 +164,6 @@ def porters_own(path: str, name: str) -> bool:
 
 
 # What porter writes into porter_lora/ (porter/lora/render.py).
-LORA_FILES = frozenset({"train_lora.py", "run_lora.sh", "README.md", "ds_config.json", "ds_config_zero3.json", "llamafactory"})
+LORA_FILES = frozenset(
+    {"train_lora.py", "run_lora.sh", "README.md", "ds_config.json", "ds_config_zero3.json", "llamafactory"}
+)

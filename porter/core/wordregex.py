@@ -29,8 +29,11 @@ class ImportScreen:
 
     def __init__(self, modules: Iterable[str]) -> None:
         names = "|".join(sorted(re.escape(m) for m in modules))
-        self.patterns = (re.compile(rf"from[\s\\]+(?:{names})\b"),
-                         re.compile(rf"import[\s\\]+(?:[^\n;#]*?,[\s\\]*)?(?:{names})\b")) if names else ()
+        self.patterns = (
+            (re.compile(rf"from[\s\\]+(?:{names})\b"), re.compile(rf"import[\s\\]+(?:[^\n;#]*?,[\s\\]*)?(?:{names})\b"))
+            if names
+            else ()
+        )
 
     def search(self, text: str) -> bool:
         return any(pattern.search(text) is not None for pattern in self.patterns)
@@ -48,8 +51,13 @@ class WordScreen:
     looked at more closely. Prefixes, inner words and words with other characters (`nvidia-smi`)
     are found by a substring test first, and confirmed with a regex."""
 
-    def __init__(self, words: Iterable[str], prefixes: Iterable[str] = (), inner: Iterable[str] = (),
-                 imported: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        words: Iterable[str],
+        prefixes: Iterable[str] = (),
+        inner: Iterable[str] = (),
+        imported: Iterable[str] = (),
+    ) -> None:
         words, prefixes, inner = set(words) - {""}, set(prefixes) - {""}, set(inner) - {""}
         self.whole = frozenset(w.encode() for w in words if _is_word(w))
         # A package imported is a word of the text first: the import regex runs only then.

@@ -55,18 +55,27 @@ def check_paired(name: str, installed: Installed, rt: Runtime, target: str, torc
     fix = _reinstall(name, paired, torch_version, target, pair is not None)
     why = cuda_build(dist, target)
     if why:
-        return Result(name, FAIL, f"{name} {dist.version} {why}: it does not load with the {target} torch, and pip installs "
-                                  f"a CUDA torch with it", fix)
+        return Result(
+            name,
+            FAIL,
+            f"{name} {dist.version} {why}: it does not load with the {target} torch, and pip installs "
+            f"a CUDA torch with it",
+            fix,
+        )
     if pair is not None and torch_minor(paired) != torch_minor(dist.version):
         pairs = f"pairs with {name} {paired}" if paired else f"has no {name} release"
-        return Result(name, FAIL, f"{name} {dist.version} is built for another torch: torch {torch_version} {pairs}", fix)
+        return Result(
+            name, FAIL, f"{name} {dist.version} is built for another torch: torch {torch_version} {pairs}", fix
+        )
     if rt.torch is None:
         return Result(name, OK, f"{name} {dist.version} (not imported: no torch)")
     installed_torch = rt.torch.__version__
     try:
         importlib.import_module(name)
     except Exception as exc:  # undefined symbols of another torch: OSError, ImportError, RuntimeError
-        return Result(name, FAIL, f"{name} {dist.version} does not import with torch {installed_torch}: {error_text(exc)}", fix)
+        return Result(
+            name, FAIL, f"{name} {dist.version} does not import with torch {installed_torch}: {error_text(exc)}", fix
+        )
     return Result(name, OK, f"{name} {dist.version} imports with torch {installed_torch}")
 
 

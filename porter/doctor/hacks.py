@@ -44,18 +44,28 @@ def check_renamed(installed: Installed, table: PackageTable, target: str, line: 
         return _both_deepspeeds(installed, table, target, line)
     found.sort(key=lambda item: item[0].folder_name != "deepspeed")  # deepspeed's first
     dist, original, evidence = found[0]
-    more = f" (and {len(found) - 1} more: {', '.join(d.folder.name for d, _, _ in found[1:])})" if len(found) > 1 else ""
+    more = (
+        f" (and {len(found) - 1} more: {', '.join(d.folder.name for d, _, _ in found[1:])})" if len(found) > 1 else ""
+    )
     assert dist.folder is not None
     undo = f"mv {dist.folder} {dist.folder.parent / original}"
     if dist.folder_name == "deepspeed" and "deepspeed-mlu" in (dist.name, _project(original)):
-        return Result(NAME, FAIL, f"{dist.folder.name} is Cambricon's deepspeed-mlu {dist.version} renamed to upstream's "
-                                  f"name ({evidence}): importlib.metadata, transformers and accelerate take it for "
-                                  f"upstream DeepSpeed {dist.version}, and installing deepspeed (pip install deepspeed, a "
-                                  f"requirement on it) puts upstream's CUDA DeepSpeed over its files{more}",
-                      _deepspeed_fix(undo, dist, table, target, line))
-    return Result(NAME, FAIL, f"{dist.folder.name} holds {_project(original)} {dist.version}, renamed ({evidence}): "
-                              f"pip and importlib.metadata see {dist.folder_name} where it is not installed{more}",
-                  f"Undo the rename: {undo}")
+        return Result(
+            NAME,
+            FAIL,
+            f"{dist.folder.name} is Cambricon's deepspeed-mlu {dist.version} renamed to upstream's "
+            f"name ({evidence}): importlib.metadata, transformers and accelerate take it for "
+            f"upstream DeepSpeed {dist.version}, and installing deepspeed (pip install deepspeed, a "
+            f"requirement on it) puts upstream's CUDA DeepSpeed over its files{more}",
+            _deepspeed_fix(undo, dist, table, target, line),
+        )
+    return Result(
+        NAME,
+        FAIL,
+        f"{dist.folder.name} holds {_project(original)} {dist.version}, renamed ({evidence}): "
+        f"pip and importlib.metadata see {dist.folder_name} where it is not installed{more}",
+        f"Undo the rename: {undo}",
+    )
 
 
 def _project(folder: str) -> str:
@@ -69,8 +79,10 @@ def _deepspeed_fix(undo: str, dist: Dist, table: PackageTable, target: str, line
     if target != "mlu" or entry is None or entry.action == "replace":  # the line where deepspeed-mlu is the one
         return f"Undo the rename: {undo}{edited}"
     spec = releases(entry, line) or ""
-    return (f"Undo the rename ({undo}{edited}), then pip uninstall -y deepspeed-mlu && "
-            f'pip install "deepspeed{spec}" (upstream DeepSpeed is the one for mlu {line})')
+    return (
+        f"Undo the rename ({undo}{edited}), then pip uninstall -y deepspeed-mlu && "
+        f'pip install "deepspeed{spec}" (upstream DeepSpeed is the one for mlu {line})'
+    )
 
 
 def _both_deepspeeds(installed: Installed, table: PackageTable, target: str, line: str) -> Result:
@@ -79,8 +91,11 @@ def _both_deepspeeds(installed: Installed, table: PackageTable, target: str, lin
         entry = table.by_distribution("deepspeed")
         keep = "deepspeed-mlu" if entry is None or entry.action == "replace" else "deepspeed"
         drop = "deepspeed" if keep == "deepspeed-mlu" else "deepspeed-mlu"
-        return Result(NAME, FAIL, f"deepspeed {upstream[0].version} and deepspeed-mlu {vendor[0].version} are both "
-                                  f"installed: both write the deepspeed package, the one installed last over the other's files",
-                      f"pip uninstall -y {drop} {keep}, then install {keep} again ({keep} is the one for mlu {line})")
+        return Result(
+            NAME,
+            FAIL,
+            f"deepspeed {upstream[0].version} and deepspeed-mlu {vendor[0].version} are both "
+            f"installed: both write the deepspeed package, the one installed last over the other's files",
+            f"pip uninstall -y {drop} {keep}, then install {keep} again ({keep} is the one for mlu {line})",
+        )
     return Result(NAME, OK, "no renamed metadata folders")
-

@@ -15,8 +15,9 @@ LIBRARIES = ("transformers", "accelerate", "peft", "deepspeed", "llamafactory")
 PROVIDERS = {"mlu": {"deepspeed": ("deepspeed", "deepspeed-mlu")}}
 
 
-def check_library(name: str, installed: Installed, table: PackageTable, target: str, line: str,
-                  emulated: bool = False) -> Result:
+def check_library(
+    name: str, installed: Installed, table: PackageTable, target: str, line: str, emulated: bool = False
+) -> Result:
     dist = next((d for d in map(installed.find, PROVIDERS.get(target, {}).get(name, (name,))) if d), None)
     if dist is None:
         return Result(name, SKIP, "not installed")
@@ -35,20 +36,36 @@ def judge(name: str, dist: Dist, table: PackageTable, target: str, line: str, em
     if entry is None:
         return Result(name, OK, f"{label} (not in porter's {target} table)")
     if entry.action == "replace":
-        return Result(name, FAIL, f"{label} is installed; on {where} use {entry.replacement}: {entry.reason}",
-                      entry.suggestion or f"pip uninstall -y {dist.name} && pip install {entry.replacement}")
+        return Result(
+            name,
+            FAIL,
+            f"{label} is installed; on {where} use {entry.replacement}: {entry.reason}",
+            entry.suggestion or f"pip uninstall -y {dist.name} && pip install {entry.replacement}",
+        )
     if entry.action == "drop":
-        return Result(name, FAIL, f"{label} does not run on {where}: {entry.reason.rstrip('.')}",
-                      f"pip uninstall -y {dist.name}" + (f"; {entry.suggestion}" if entry.suggestion else ""))
+        return Result(
+            name,
+            FAIL,
+            f"{label} does not run on {where}: {entry.reason.rstrip('.')}",
+            f"pip uninstall -y {dist.name}" + (f"; {entry.suggestion}" if entry.suggestion else ""),
+        )
     spec = releases(entry, line)
     if spec and not admits(spec, dist.version):
         why = f": {entry.releases_why.rstrip('.')}" if entry.releases_why else ""
         detail = f"{label} is not one of the releases that work on {where} ({spec}){why}"
         if emulated and only_too_new(spec, dist.version):
-            return Result(name, WARN, f"{detail} (the emulator's newer torch runs it; the line's torch does not)",
-                          f'pip install "{dist.name}{spec}" on the MLU machine')
+            return Result(
+                name,
+                WARN,
+                f"{detail} (the emulator's newer torch runs it; the line's torch does not)",
+                f'pip install "{dist.name}{spec}" on the MLU machine',
+            )
         return Result(name, FAIL, detail, f'pip install "{dist.name}{spec}"')
     if entry.action == "flag":
-        return Result(name, WARN, f"{label} is installed: {entry.reason.rstrip('.')}",
-                      entry.suggestion or f"pip uninstall -y {dist.name}")
+        return Result(
+            name,
+            WARN,
+            f"{label} is installed: {entry.reason.rstrip('.')}",
+            entry.suggestion or f"pip uninstall -y {dist.name}",
+        )
     return Result(name, OK, f"{label} ({f'{spec} work on {where}' if spec else f'no release bound known for {where}'})")

@@ -36,8 +36,9 @@ def check_process_group(rt: Runtime, timeout: float = 120.0, worker: Path = WORK
     ranks = run_ranks([sys.executable, str(worker), rt.device_type, rt.backend], world, timeout)
     expected = [float(sum(range(1, world + 1)))] * 2
     # The rank that failed first says why; a rank stopped because of it, or hung, says less.
-    stopped = ([(i, r) for i, r in enumerate(ranks) if r.returncode not in (None, 0)]
-               or [(i, r) for i, r in enumerate(ranks) if r.returncode is None])
+    stopped = [(i, r) for i, r in enumerate(ranks) if r.returncode not in (None, 0)] or [
+        (i, r) for i, r in enumerate(ranks) if r.returncode is None
+    ]
     if stopped:
         index, rank = stopped[0]
         what = f"exited with {rank.returncode}" if rank.returncode is not None else f"did not finish in {timeout:g} s"
@@ -54,8 +55,14 @@ def check_process_group(rt: Runtime, timeout: float = 120.0, worker: Path = WORK
 def run_ranks(cmd: list[str], world: int, timeout: float) -> list[Rank]:
     """Start `world` ranks of `cmd` on a free local port; kill those still running at `timeout`."""
     port = free_port()
-    base = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world),
-                LOCAL_WORLD_SIZE=str(world), PORTER_DOCTOR_PG_TIMEOUT=str(max(10, int(timeout) - 5)))
+    base = dict(
+        os.environ,
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        WORLD_SIZE=str(world),
+        LOCAL_WORLD_SIZE=str(world),
+        PORTER_DOCTOR_PG_TIMEOUT=str(max(10, int(timeout) - 5)),
+    )
     base.setdefault("OMP_NUM_THREADS", "1")
     with tempfile.TemporaryDirectory(prefix="porter-doctor-") as tmp:
         procs = []

@@ -32,8 +32,13 @@ def detect_target() -> str | None:
     return "hip" if rt.vendor_version else None
 
 
-def run_doctor(target: str, requested_line: str | None = None, timeout: float = 120.0,
-               runtime: Runtime | None = None, path: Sequence[str] | None = None) -> Doctored:
+def run_doctor(
+    target: str,
+    requested_line: str | None = None,
+    timeout: float = 120.0,
+    runtime: Runtime | None = None,
+    path: Sequence[str] | None = None,
+) -> Doctored:
     """Every check for `target`; `runtime` and `path` (where distributions are looked for)
     may be given instead of this process's torch and sys.path."""
     rt = runtime if runtime is not None else load_runtime(target)

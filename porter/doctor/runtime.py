@@ -73,7 +73,7 @@ def load_runtime(target: str) -> Runtime:
 
 
 def torch_minor(version: str | None) -> str | None:
-    """"2.4" of "2.4.1+cpu"."""
+    """ "2.4" of "2.4.1+cpu"."""
     match = re.match(r"\s*(\d+)\.(\d+)", version or "")
     return f"{match.group(1)}.{match.group(2)}" if match else None
 
@@ -84,7 +84,7 @@ def vendor_line(version: str | None) -> str | None:
     if not version:
         return None
     if version.startswith(EMULATED_PREFIX):
-        return torch_minor(version[len(EMULATED_PREFIX):])
+        return torch_minor(version[len(EMULATED_PREFIX) :])
     match = re.search(r"torch(\d+\.\d+)", version)
     return match.group(1) if match else None
 

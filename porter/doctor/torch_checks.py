@@ -30,14 +30,26 @@ def check_torch(rt: Runtime, table: PackageTable, line: str) -> Result:
     if rt.target != "mlu":
         return _hip_torch(rt, version, spec)
     if rt.emulated:
-        return Result("torch", OK, f"torch {version}: the host's, under porter's emulated torch_mlu "
-                                   f"(not compared with the {line} line's {spec or 'releases'})")
+        return Result(
+            "torch",
+            OK,
+            f"torch {version}: the host's, under porter's emulated torch_mlu "
+            f"(not compared with the {line} line's {spec or 'releases'})",
+        )
     if re.match(r"cu\d", version.partition("+")[2]):
-        return Result("torch", FAIL, f"torch {version} is a CUDA build: torch_mlu needs Cambricon's torch",
-                      _install_torch("mlu", spec, line))
+        return Result(
+            "torch",
+            FAIL,
+            f"torch {version} is a CUDA build: torch_mlu needs Cambricon's torch",
+            _install_torch("mlu", spec, line),
+        )
     if spec and not admits(spec, version):
-        return Result("torch", FAIL, f"torch {version} is not a release of the torch_mlu {line} line ({spec})",
-                      _install_torch("mlu", spec, line))
+        return Result(
+            "torch",
+            FAIL,
+            f"torch {version} is not a release of the torch_mlu {line} line ({spec})",
+            _install_torch("mlu", spec, line),
+        )
     return Result("torch", OK, f"torch {version} (torch_mlu {line} line: {spec or 'no bound known'})")
 
 
@@ -46,11 +58,19 @@ def _hip_torch(rt: Runtime, version: str, spec: str | None) -> Result:
     cuda = getattr(rt.torch.version, "cuda", None)
     if not hip:
         kind = f"a CUDA build (CUDA {cuda})" if cuda else "a CPU build"
-        return Result("torch", FAIL, f"torch {version} is {kind}: it cannot drive a DCU or an AMD GPU",
-                      _install_torch("hip", spec, "any"))
+        return Result(
+            "torch",
+            FAIL,
+            f"torch {version} is {kind}: it cannot drive a DCU or an AMD GPU",
+            _install_torch("hip", spec, "any"),
+        )
     if spec and not admits(spec, version):
-        return Result("torch", FAIL, f"torch {version} is not one of the releases that work on ROCm ({spec})",
-                      _install_torch("hip", spec, "any"))
+        return Result(
+            "torch",
+            FAIL,
+            f"torch {version} is not one of the releases that work on ROCm ({spec})",
+            _install_torch("hip", spec, "any"),
+        )
     return Result("torch", OK, f"torch {version}, a ROCm build (HIP {hip})")
 
 
@@ -58,8 +78,9 @@ def _install_torch(target: str, spec: str | None, line: str) -> str:
     if target == "mlu":
         pinned = f"torch{spec} " if spec else "torch "
         return f"Use Cambricon's PyTorch container for torch {line}: it has {pinned}and the torch_mlu built for it"
-    return (f"pip install torch --index-url {rocm_index()} (AMD GPUs), or the torch wheel of your DTK release "
-            f"(Hygon DCU)")
+    return (
+        f"pip install torch --index-url {rocm_index()} (AMD GPUs), or the torch wheel of your DTK release (Hygon DCU)"
+    )
 
 
 def rocm_index() -> str:
@@ -79,27 +100,48 @@ def check_vendor(rt: Runtime, line: str) -> Result:
         if not rt.vendor_version:
             return Result(name, SKIP, "needs a ROCm build of torch (see the torch check)")
         if not rt.vendor_ready():
-            return Result(name, FAIL, f"torch {rt.torch.__version__} is a ROCm build, but torch.cuda.is_available() is False",
-                          "Check the driver and the cards with rocm-smi (hy-smi on Hygon DCU), that your user is in the "
-                          "render and video groups, and HIP_VISIBLE_DEVICES")
+            return Result(
+                name,
+                FAIL,
+                f"torch {rt.torch.__version__} is a ROCm build, but torch.cuda.is_available() is False",
+                "Check the driver and the cards with rocm-smi (hy-smi on Hygon DCU), that your user is in the "
+                "render and video groups, and HIP_VISIBLE_DEVICES",
+            )
         return Result(name, OK, f"HIP {rt.vendor_version}: torch.cuda drives the cards")
     torch_version = str(rt.torch.__version__)
     if rt.vendor_error is not None:
-        return Result(name, FAIL, f"import torch_mlu failed: {rt.vendor_error}",
-                      f"Use Cambricon's PyTorch container for torch {line} (torch and the torch_mlu built for it); "
-                      f"to try the port without cards: porter run --emulate mlu -- porter doctor")
+        return Result(
+            name,
+            FAIL,
+            f"import torch_mlu failed: {rt.vendor_error}",
+            f"Use Cambricon's PyTorch container for torch {line} (torch and the torch_mlu built for it); "
+            f"to try the port without cards: porter run --emulate mlu -- porter doctor",
+        )
     version = rt.vendor_version
     built_for = vendor_line(version)
     if not rt.emulated and built_for and built_for != torch_minor(torch_version):
-        return Result(name, FAIL, f"torch_mlu {version} is built for torch {built_for}, but torch {torch_version} is installed",
-                      f"Use Cambricon's PyTorch container for torch {built_for} (torch and torch_mlu of one release)")
+        return Result(
+            name,
+            FAIL,
+            f"torch_mlu {version} is built for torch {built_for}, but torch {torch_version} is installed",
+            f"Use Cambricon's PyTorch container for torch {built_for} (torch and torch_mlu of one release)",
+        )
     if built_for and built_for != line:
-        again = (f"Run porter convert and porter doctor with --target-version {built_for}" if built_for in known_lines("mlu")
-                 else f"Use Cambricon's PyTorch container for torch {line}")
-        return Result(name, FAIL, f"torch_mlu {version} is the {built_for} line; the checks are for the {line} line", again)
+        again = (
+            f"Run porter convert and porter doctor with --target-version {built_for}"
+            if built_for in known_lines("mlu")
+            else f"Use Cambricon's PyTorch container for torch {line}"
+        )
+        return Result(
+            name, FAIL, f"torch_mlu {version} is the {built_for} line; the checks are for the {line} line", again
+        )
     if not rt.vendor_ready():
-        return Result(name, FAIL, f"torch_mlu {version} imports, but torch.mlu.is_available() is False",
-                      "Check the driver and the cards with cnmon, and MLU_VISIBLE_DEVICES (unset, or naming cards that exist)")
+        return Result(
+            name,
+            FAIL,
+            f"torch_mlu {version} imports, but torch.mlu.is_available() is False",
+            "Check the driver and the cards with cnmon, and MLU_VISIBLE_DEVICES (unset, or naming cards that exist)",
+        )
     what = "porter's emulator on the CPU" if rt.emulated else f"built for torch {built_for or 'an unknown line'}"
     return Result(name, OK, f"torch_mlu {version} ({what}; line {line})")
 
@@ -142,8 +184,12 @@ def check_dtype(rt: Runtime, short: str) -> Result:
         return Result(short, OK, f"{short} matmul on {rt.device_type}:0 gives the right result")
     if short == "bf16":
         return Result(short, WARN, problem, "Train in fp16 instead of bf16 (--fp16; bf16: false in a YAML config)")
-    return Result(short, FAIL, problem, "Update the card's driver and the vendor's torch build (fp16 must run on the card); "
-                                        "train in fp32 until then")
+    return Result(
+        short,
+        FAIL,
+        problem,
+        "Update the card's driver and the vendor's torch build (fp16 must run on the card); train in fp32 until then",
+    )
 
 
 def _matmul_problem(rt: Runtime, dtype) -> str | None:

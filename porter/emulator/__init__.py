@@ -21,8 +21,9 @@ ENV_VERSION = "PORTER_EMULATE_VERSION"
 ENV_DEVICES = "PORTER_EMULATE_DEVICES"
 
 
-def environment(devices: int | None = None, version: str | None = None, base: dict | None = None,
-                own_devices: bool = False) -> dict[str, str]:
+def environment(
+    devices: int | None = None, version: str | None = None, base: dict | None = None, own_devices: bool = False
+) -> dict[str, str]:
     """The environment of a process that runs under the emulator. `own_devices`: ignore the
     caller's MLU_VISIBLE_DEVICES (porter verify chooses the device count itself)."""
     env = dict(os.environ if base is None else base)

@@ -111,5 +111,6 @@ def load_extension(verbose: bool = False):
             record.write_text(json.dumps(inputs, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         # -O1: the kernels that matter are torch's own CPU kernels; our glue only needs to
         # be compiled quickly.
-        return cpp_extension.load(NAME, [str(source)], build_directory=str(where), extra_cflags=["-O1"],
-                                  verbose=verbose)
+        return cpp_extension.load(
+            NAME, [str(source)], build_directory=str(where), extra_cflags=["-O1"], verbose=verbose
+        )

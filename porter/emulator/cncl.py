@@ -137,8 +137,9 @@ class CnclProcessGroup(dist.ProcessGroup):
     reduce_scatter_single_coalesced = reduce_scatter_tensor_coalesced
 
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
-        return self._gloo.alltoall_base(_cpu(output), _cpu(input), output_split_sizes, input_split_sizes,
-                                        opts or dist.AllToAllOptions())
+        return self._gloo.alltoall_base(
+            _cpu(output), _cpu(input), output_split_sizes, input_split_sizes, opts or dist.AllToAllOptions()
+        )
 
     def all_to_all_single(self, output, input, output_split_sizes, input_split_sizes, opts=None):
         return self.alltoall_base(output, input, output_split_sizes, input_split_sizes, opts)

@@ -35,7 +35,8 @@ class RestrictedModule(types.ModuleType):
         api = f"torch.mlu.{self._porter_prefix}{name}"
         raise AttributeError(
             f"{api} is not available in torch_mlu for torch {self._porter_version} "
-            f"(not in the vendor API list; emulated by porter)")
+            f"(not in the vendor API list; emulated by porter)"
+        )
 
 
 def _not_implemented(api: str):
@@ -246,8 +247,16 @@ def _functions(ext: Any, version: str) -> dict[str, Any]:
         "memory_snapshot": lambda: [],
         "set_per_process_memory_fraction": memory.set_per_process_memory_fraction,
     }
-    for name in ("MLUGraph", "graph", "graph_pool_handle", "make_graphed_callables", "MLUPluggableAllocator",
-                 "change_current_allocator", "caching_allocator_alloc", "caching_allocator_delete"):
+    for name in (
+        "MLUGraph",
+        "graph",
+        "graph_pool_handle",
+        "make_graphed_callables",
+        "MLUPluggableAllocator",
+        "change_current_allocator",
+        "caching_allocator_alloc",
+        "caching_allocator_delete",
+    ):
         fns[name] = _not_implemented(f"torch.mlu.{name}")
     return fns
 
@@ -258,20 +267,37 @@ def _amp(version: str) -> types.ModuleType:
     class autocast(torch.amp.autocast_mode.autocast):
         """torch.mlu.amp.autocast: torch.autocast("mlu") with CUDA's old signature."""
 
-        def __init__(self, enabled: bool = True, dtype: torch.dtype = torch.float16, cache_enabled: bool = True) -> None:
+        def __init__(
+            self, enabled: bool = True, dtype: torch.dtype = torch.float16, cache_enabled: bool = True
+        ) -> None:
             super().__init__("mlu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
     class GradScaler(torch.amp.GradScaler):
-        def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
-                     growth_interval: int = 2000, enabled: bool = True) -> None:
-            super().__init__("mlu", init_scale=init_scale, growth_factor=growth_factor,
-                             backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
+        def __init__(
+            self,
+            init_scale: float = 2.0**16,
+            growth_factor: float = 2.0,
+            backoff_factor: float = 0.5,
+            growth_interval: int = 2000,
+            enabled: bool = True,
+        ) -> None:
+            super().__init__(
+                "mlu",
+                init_scale=init_scale,
+                growth_factor=growth_factor,
+                backoff_factor=backoff_factor,
+                growth_interval=growth_interval,
+                enabled=enabled,
+            )
 
     import functools
 
-    found = {"autocast": autocast, "GradScaler": GradScaler,
-             "custom_fwd": functools.partial(torch.amp.custom_fwd, device_type="mlu"),
-             "custom_bwd": functools.partial(torch.amp.custom_bwd, device_type="mlu")}
+    found = {
+        "autocast": autocast,
+        "GradScaler": GradScaler,
+        "custom_fwd": functools.partial(torch.amp.custom_fwd, device_type="mlu"),
+        "custom_bwd": functools.partial(torch.amp.custom_bwd, device_type="mlu"),
+    }
     for name, value in found.items():
         if apis.allowed(version, f"amp.{name}"):
             setattr(amp, name, value)
@@ -292,14 +318,31 @@ def build_module(ext: Any, version: str) -> RestrictedModule:
     for name in ("_snapshot", "_record_memory_history", "_dump_snapshot"):
         if apis.allowed(version, f"memory.{name}"):
             setattr(mem, name, (lambda *a, **k: {}) if name == "_snapshot" else (lambda *a, **k: None))
-    for name in ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
-                 "reset_peak_memory_stats", "mem_get_info", "memory_stats", "empty_cache"):
+    for name in (
+        "memory_allocated",
+        "max_memory_allocated",
+        "memory_reserved",
+        "max_memory_reserved",
+        "reset_peak_memory_stats",
+        "mem_get_info",
+        "memory_stats",
+        "empty_cache",
+    ):
         if hasattr(module, name):
             setattr(mem, name, getattr(module, name))
     module.memory = mem
     rng = RestrictedModule("torch.mlu.random", version, "random.")
-    for name in ("get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all", "manual_seed",
-                 "manual_seed_all", "seed", "seed_all", "initial_seed"):
+    for name in (
+        "get_rng_state",
+        "set_rng_state",
+        "get_rng_state_all",
+        "set_rng_state_all",
+        "manual_seed",
+        "manual_seed_all",
+        "seed",
+        "seed_all",
+        "initial_seed",
+    ):
         setattr(rng, name, getattr(module, name))
     module.random = rng
     if "cnpx" in allowed:

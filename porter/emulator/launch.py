@@ -24,8 +24,11 @@ def prepare(quiet: bool = False) -> float:
     except RuntimeError as exc:  # no torch installed
         raise EmulatorError(str(exc)) from None
     if not quiet:
-        print(f"porter: building the emulated torch_mlu into {build_dir()} (once per environment, about a minute)...",
-              file=sys.stderr, flush=True)
+        print(
+            f"porter: building the emulated torch_mlu into {build_dir()} (once per environment, about a minute)...",
+            file=sys.stderr,
+            flush=True,
+        )
     start = time.perf_counter()
     code = "from porter.emulator.build import load_extension; load_extension()"
     proc = subprocess.run([sys.executable, "-c", code], env=environment(), capture_output=True, text=True)
@@ -42,8 +45,9 @@ def run(cmd: list[str], devices: int | None = None, version: str | None = None, 
         proc = subprocess.run(cmd, env=environment(devices, version), cwd=cwd)
     except FileNotFoundError:
         if "/" in cmd[0] and os.path.isfile(cmd[0]):  # the file is there: what its #! line names is not
-            raise EmulatorError(f"cannot run {cmd[0]}: the interpreter its #! line names is not found"
-                                f"{_hint(cmd[0])}") from None
+            raise EmulatorError(
+                f"cannot run {cmd[0]}: the interpreter its #! line names is not found{_hint(cmd[0])}"
+            ) from None
         raise EmulatorError(f"command not found: {cmd[0]}") from None
     except OSError as exc:  # not executable, a folder, not a program (no #! line, not a binary)
         raise EmulatorError(f"cannot run {cmd[0]}: {exc.strerror or exc}{_hint(cmd[0])}") from None

@@ -55,7 +55,7 @@ def code_fingerprint() -> str:
                 if name.endswith((".py", ".j2", ".json", ".toml")):
                     path = os.path.join(folder, name)
                     st = os.stat(path)
-                    lines.append(f"{path[len(top) + 1:]}|{st.st_size}|{st.st_mtime_ns}\n")  # relative to top
+                    lines.append(f"{path[len(top) + 1 :]}|{st.st_size}|{st.st_mtime_ns}\n")  # relative to top
     return hashlib.sha256("".join(sorted(lines)).encode()).hexdigest()
 
 
@@ -90,8 +90,9 @@ class ResultCache:
 
     PACKS_KEPT = 4  # per context: enough for a few trees or branches sharing one cache
 
-    def __init__(self, directory: Path, encode: Callable[[Any], dict] | None = None,
-                 decode: Callable[[dict], Any] | None = None) -> None:
+    def __init__(
+        self, directory: Path, encode: Callable[[Any], dict] | None = None, decode: Callable[[dict], Any] | None = None
+    ) -> None:
         self.directory = directory
         self.encode = encode or encode_file_result
         self.decode = decode or decode_file_result
@@ -128,9 +129,13 @@ class ResultCache:
         """Store one run's results as a new pack of `context`; drop the oldest packs."""
         folder = self._pack_folder(context)
         name = _digest(json.dumps(sorted(results)))[:32]
-        write_entry(self.directory, f"{folder.relative_to(self.directory).as_posix()}/{name}-{os.getpid()}.json", name,
-               {k: self.encode(r) for k, r in results.items()})
-        for old in self._packs(context)[self.PACKS_KEPT:]:
+        write_entry(
+            self.directory,
+            f"{folder.relative_to(self.directory).as_posix()}/{name}-{os.getpid()}.json",
+            name,
+            {k: self.encode(r) for k, r in results.items()},
+        )
+        for old in self._packs(context)[self.PACKS_KEPT :]:
             try:
                 old.unlink()
             except OSError:
@@ -146,8 +151,11 @@ class ResultCache:
     def _packs(self, context: str) -> list[Path]:
         """The packs of `context`, newest first."""
         try:
-            entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(self._pack_folder(context))
-                       if e.name.endswith(".json")]
+            entries = [
+                (e.stat().st_mtime_ns, e.path)
+                for e in os.scandir(self._pack_folder(context))
+                if e.name.endswith(".json")
+            ]
         except OSError:
             return []
         return [Path(p) for _, p in sorted(entries, reverse=True)]
@@ -160,7 +168,11 @@ def read_entry(path: Path, key: str) -> Any:
     payload, JSON as well: written once, parsed once (not a string inside a string)."""
     header, _, payload = path.read_bytes().partition(b"\n")
     meta = json.loads(header)
-    if not isinstance(meta, dict) or meta.get("key") != key or meta.get("sha256") != hashlib.sha256(payload).hexdigest():
+    if (
+        not isinstance(meta, dict)
+        or meta.get("key") != key
+        or meta.get("sha256") != hashlib.sha256(payload).hexdigest()
+    ):
         raise ValueError("cache entry does not verify")
     return json.loads(payload)
 
@@ -181,11 +193,18 @@ def _digest(payload: str) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def cached_map(work: Callable[[T], R], tasks: Sequence[T], keys: Sequence[str], size: Callable[[T], int],
-               jobs: int | None, cache: ResultCache | None, context: str = "",
-               keep: Callable[[R], bool] = lambda r: True,
-               bundle: Callable[[T], str | None] = lambda t: None,
-               path_of: Callable[[T], str] | None = None) -> list[R]:
+def cached_map(
+    work: Callable[[T], R],
+    tasks: Sequence[T],
+    keys: Sequence[str],
+    size: Callable[[T], int],
+    jobs: int | None,
+    cache: ResultCache | None,
+    context: str = "",
+    keep: Callable[[R], bool] = lambda r: True,
+    bundle: Callable[[T], str | None] = lambda t: None,
+    path_of: Callable[[T], str] | None = None,
+) -> list[R]:
     """`map_files(work, tasks, size, jobs, bundle)`, answering from the cache's packs of
     `context` where an entry verifies, and storing this run's results that `keep` accepts
     (not porter's own failures) as a new pack when any had to be computed. With `path_of`, a
@@ -244,7 +263,10 @@ def decode_finding(d: dict) -> Finding:
 
 def encode_file_result(r: FileResult) -> dict:
     return {
-        "path": r.path, "status": r.status, "kind": r.kind, "reason": r.reason,
+        "path": r.path,
+        "status": r.status,
+        "kind": r.kind,
+        "reason": r.reason,
         "edits": [plain(e) for e in r.edits],
         "findings": [encode_finding(f) for f in r.findings],
         "new_bytes": None if r.new_bytes is None else base64.b64encode(r.new_bytes).decode("ascii"),
@@ -256,7 +278,10 @@ def encode_file_result(r: FileResult) -> dict:
 
 def decode_file_result(d: dict) -> FileResult:
     return FileResult(
-        path=d["path"], status=d["status"], kind=d["kind"], reason=d["reason"],
+        path=d["path"],
+        status=d["status"],
+        kind=d["kind"],
+        reason=d["reason"],
         edits=tuple(EditRecord(**e) for e in d["edits"]),
         findings=tuple(decode_finding(f) for f in d["findings"]),
         new_bytes=None if d["new_bytes"] is None else base64.b64decode(d["new_bytes"], validate=True),
@@ -268,11 +293,26 @@ def decode_file_result(d: dict) -> FileResult:
 
 def encode_file_check(r: FileCheck) -> dict:
     """FileCheck as plain data, for the result cache."""
-    return {"path": r.path, "kind": r.kind, "findings": [encode_finding(f) for f in r.findings],
-            "line_hashes": list(r.line_hashes), "apis": [list(a) for a in r.apis],
-            "suppressed": r.suppressed, "skipped": r.skipped, "error": r.error}
+    return {
+        "path": r.path,
+        "kind": r.kind,
+        "findings": [encode_finding(f) for f in r.findings],
+        "line_hashes": list(r.line_hashes),
+        "apis": [list(a) for a in r.apis],
+        "suppressed": r.suppressed,
+        "skipped": r.skipped,
+        "error": r.error,
+    }
 
 
 def decode_file_check(d: dict) -> FileCheck:
-    return FileCheck(d["path"], d["kind"], tuple(decode_finding(f) for f in d["findings"]), tuple(d["line_hashes"]),
-                     tuple((a, s) for a, s in d["apis"]), d["suppressed"], d["skipped"], d["error"])
+    return FileCheck(
+        d["path"],
+        d["kind"],
+        tuple(decode_finding(f) for f in d["findings"]),
+        tuple(d["line_hashes"]),
+        tuple((a, s) for a, s in d["apis"]),
+        d["suppressed"],
+        d["skipped"],
+        d["error"],
+    )

@@ -64,8 +64,9 @@ def fold_across_files(results: list[R], scopes: Mapping[str, str] | None = None)
             continue
         first = results[i].findings[j]
         findings = list(out[i].findings)
-        findings[j] = replace(first, message=_folded_message(first.message, how, paths, folder,
-                                                             every=first.severity == "error"))
+        findings[j] = replace(
+            first, message=_folded_message(first.message, how, paths, folder, every=first.severity == "error")
+        )
         out[i] = replace(out[i], findings=tuple(findings))
         for k, m in rest:
             dropped[k].add(m)

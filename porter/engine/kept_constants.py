@@ -27,7 +27,7 @@ def module_name(rel: str) -> str | None:
         return None
     for root in SOURCE_ROOTS:
         if root and rel.startswith(f"{root}/"):
-            rel = rel[len(root) + 1:]
+            rel = rel[len(root) + 1 :]
             break
     parts = rel[:-3].split("/")
     if parts[-1] == "__init__":
@@ -43,12 +43,15 @@ def kept_constants(results: list[FileResult] | list[FileCheck]) -> dict[str, set
             if finding.subject and finding.subject.startswith(KEPT_CONSTANT):
                 module = module_name(result.path)
                 if module is not None:
-                    kept.setdefault(finding.rule, set()).add((module, finding.subject[len(KEPT_CONSTANT):]))
+                    kept.setdefault(finding.rule, set()).add((module, finding.subject[len(KEPT_CONSTANT) :]))
     return kept
 
 
-def to_run_again(results: list[FileResult] | list[FileCheck], kept: dict[str, set[tuple[str, str]]],
-                 read: Callable[[str], str | None]) -> list[str]:
+def to_run_again(
+    results: list[FileResult] | list[FileCheck],
+    kept: dict[str, set[tuple[str, str]]],
+    read: Callable[[str], str | None],
+) -> list[str]:
     """The Python files that rewrote a literal of a rule that keeps constants somewhere and
     whose text names one of those modules (its last part) next to the literal quoted: only
     they can have handed a kept literal to its module."""
@@ -56,8 +59,11 @@ def to_run_again(results: list[FileResult] | list[FileCheck], kept: dict[str, se
     for result in results:
         if result.kind != "python":
             continue
-        rules = {e.rule for e in result.edits} if isinstance(result, FileResult) else {
-            f.rule for f in result.findings if f.message.startswith(REWRITE_PREFIX)}
+        rules = (
+            {e.rule for e in result.edits}
+            if isinstance(result, FileResult)
+            else {f.rule for f in result.findings if f.message.startswith(REWRITE_PREFIX)}
+        )
         own = module_name(result.path)
         pairs = [pair for rule in rules & kept.keys() for pair in kept[rule] if pair[0] != own]
         if not pairs:

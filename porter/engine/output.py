@@ -14,8 +14,15 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from porter.core.files import (TEMP_SUFFIX, copy_new_file, inside, plain_rel, process_may_live, refuse_linked_folder,
-                               write_atomically)
+from porter.core.files import (
+    TEMP_SUFFIX,
+    copy_new_file,
+    inside,
+    plain_rel,
+    process_may_live,
+    refuse_linked_folder,
+    write_atomically,
+)
 from porter.engine.parallel import ForkedMap
 from porter.core.tree import walk
 
@@ -28,7 +35,9 @@ if TYPE_CHECKING:
 _BACKGROUND_WRITES = 64
 
 
-_LINKED_DIR = "not written: its directory in OUT is a symbolic link (it leads outside OUT); porter never writes through one"
+_LINKED_DIR = (
+    "not written: its directory in OUT is a symbolic link (it leads outside OUT); porter never writes through one"
+)
 
 
 class DestinationError(Exception):
@@ -52,7 +61,9 @@ def check_destination(src: Path, out: Path, force: bool) -> None:
     if out_r in src_r.parents:
         raise DestinationError(f"output {out} contains the source tree {src}; choose another directory")
     if os.path.lexists(out) and not out.is_dir():
-        raise DestinationError(f"output {out} exists and is not a folder; porter does not write over it (even with --force)")
+        raise DestinationError(
+            f"output {out} exists and is not a folder; porter does not write over it (even with --force)"
+        )
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise DestinationError(f"output {out} exists and is not empty; pass --force to write into it")
 
@@ -120,8 +131,11 @@ class TreeWriter:
 
     def start_copy(self, exclude: Path | None = None) -> None:
         """Copy every regular file of SRC into OUT as it is, beside this process's work."""
-        rels = [entry.rel for entry in walk(self.src, exclude)
-                if not entry.is_symlink and entry.skipped is None and entry.failed is None]
+        rels = [
+            entry.rel
+            for entry in walk(self.src, exclude)
+            if not entry.is_symlink and entry.skipped is None and entry.failed is None
+        ]
         self.walked = set(rels)
         if self.background and len(rels) >= _BACKGROUND_WRITES:
             self._copying = ForkedMap(self._copy, rels, jobs=2), rels  # this process joins in `write`
@@ -227,8 +241,11 @@ class TreeWriter:
 
         written = self.copied | written_links | set(self.failures)  # a file not written now keeps its old copy
         removed = sorted(rel for rel in earlier - written if remove_file_beneath(self.out, rel))
-        unknown = sorted(e.rel for e in walk(self.out) if e.skipped is None and e.failed is None
-                         and e.rel not in written and e.rel.split("/", 1)[0] not in porters)
+        unknown = sorted(
+            e.rel
+            for e in walk(self.out)
+            if e.skipped is None and e.failed is None and e.rel not in written and e.rel.split("/", 1)[0] not in porters
+        )
         return removed, unknown
 
     def keep_dir_modes(self, rels: list[str]) -> None:
@@ -269,10 +286,21 @@ def earlier_outputs(out: Path) -> set[str]:
     try:
         report = json.loads((folder / "report.json").read_bytes())
         files, left_out = report.get("files", []), report.get("left_out", {}).get("paths", [])
-        written = {f["path"] for f in files if isinstance(f, dict) and isinstance(f.get("path"), str)
-                   and (f.get("status") in ("changed", "unchanged") or (f.get("status") == "skipped" and f.get("kind") != "other"))}
-        written |= {p["path"] for p in left_out if isinstance(p, dict) and isinstance(p.get("path"), str)
-                    and not p["path"].endswith("/")}
+        written = {
+            f["path"]
+            for f in files
+            if isinstance(f, dict)
+            and isinstance(f.get("path"), str)
+            and (
+                f.get("status") in ("changed", "unchanged")
+                or (f.get("status") == "skipped" and f.get("kind") != "other")
+            )
+        }
+        written |= {
+            p["path"]
+            for p in left_out
+            if isinstance(p, dict) and isinstance(p.get("path"), str) and not p["path"].endswith("/")
+        }
     except (OSError, ValueError, AttributeError, TypeError):
         return set()
     return {rel for rel in written if plain_rel(rel) and rel.split("/", 1)[0] not in (REPORT_DIR, LORA_DIR)}
@@ -323,9 +351,15 @@ class InPlaceJournal:
             return []
         if not isinstance(data, list):
             return []
-        return [e for e in data if isinstance(e, dict) and isinstance(e.get("pid"), int)
-                and isinstance(e.get("token"), str) and re.fullmatch(r"[0-9a-f]{16}", e["token"])
-                and isinstance(e.get("src"), str)]
+        return [
+            e
+            for e in data
+            if isinstance(e, dict)
+            and isinstance(e.get("pid"), int)
+            and isinstance(e.get("token"), str)
+            and re.fullmatch(r"[0-9a-f]{16}", e["token"])
+            and isinstance(e.get("src"), str)
+        ]
 
     def _save(self, entries: list[dict]) -> None:
         import json

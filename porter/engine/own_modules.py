@@ -49,8 +49,11 @@ def _listing(path: str) -> list[os.DirEntry]:
 
 
 def _is_package(entry: os.DirEntry) -> bool:
-    return (entry.name.isidentifier() and entry.is_dir(follow_symlinks=False)
-            and os.path.isfile(os.path.join(entry.path, "__init__.py")))
+    return (
+        entry.name.isidentifier()
+        and entry.is_dir(follow_symlinks=False)
+        and os.path.isfile(os.path.join(entry.path, "__init__.py"))
+    )
 
 
 def with_own_modules(rules: ActiveRules, root: Path) -> ActiveRules:

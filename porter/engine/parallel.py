@@ -35,11 +35,18 @@ NOT_PYTHON = "not-python"
 # Tasks smaller than this many bytes in total are not worth a worker process.
 POOL_THRESHOLD = 400_000
 _TOKEN = struct.Struct("<I")  # a task number in the pipe
-_MAX_TOKENS = 4_096  # 16 KiB of tokens, written before any reader exists: fits every pipe buffer (macOS starts at 16 KiB)
+_MAX_TOKENS = (
+    4_096  # 16 KiB of tokens, written before any reader exists: fits every pipe buffer (macOS starts at 16 KiB)
+)
 
 
-def map_files(work: Callable[[T], R], tasks: Sequence[T], size: Callable[[T], int],
-              jobs: int | None = None, bundle: Callable[[T], str | None] = lambda t: None) -> list[R]:
+def map_files(
+    work: Callable[[T], R],
+    tasks: Sequence[T],
+    size: Callable[[T], int],
+    jobs: int | None = None,
+    bundle: Callable[[T], str | None] = lambda t: None,
+) -> list[R]:
     """`[work(t) for t in tasks]`, spread over `jobs` processes (default: all cores).
 
     `work` must be a module-level function that returns a picklable result. `size` weighs a
@@ -88,8 +95,9 @@ class ForkedMap:
     in `finish()`.
     """
 
-    def __init__(self, work: Callable[[T], R], tasks: Sequence[T], jobs: int,
-                 groups: list[list[int]] | None = None) -> None:
+    def __init__(
+        self, work: Callable[[T], R], tasks: Sequence[T], jobs: int, groups: list[list[int]] | None = None
+    ) -> None:
         self.work, self.tasks = work, tasks
         # Each group of task numbers goes to one process, in this order.
         self.groups = groups if groups is not None else _chunks(list(range(len(tasks))), _MAX_TOKENS)
@@ -179,7 +187,7 @@ def _plan(tasks: Sequence[T], size: Callable[[T], int], bundle: Callable[[T], st
 def _chunks(order: list[int], most: int) -> list[list[int]]:
     """`order` cut into at most `most` consecutive groups."""
     per = max(1, -(-len(order) // max(1, most)))
-    return [order[i:i + per] for i in range(0, len(order), per)]
+    return [order[i : i + per] for i in range(0, len(order), per)]
 
 
 def _take(work: Callable[[T], R], tasks: Sequence[T], groups: list[list[int]], todo_r: int) -> list[tuple[int, R]]:

@@ -77,13 +77,26 @@ def convert_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileRe
         if shown != fixed.findings:
             fixed = replace(fixed, findings=shown)
         if fixed.refused is not None:
-            return FileResult(rel, "failed", kind=kind, findings=fixed.findings, apis=found.apis,
-                              reason=f"porter's edits would break the file ({fixed.refused}); file left unchanged")
+            return FileResult(
+                rel,
+                "failed",
+                kind=kind,
+                findings=fixed.findings,
+                apis=found.apis,
+                reason=f"porter's edits would break the file ({fixed.refused}); file left unchanged",
+            )
         if fixed.new_text is None:
             return FileResult(rel, "unchanged", kind=kind, findings=fixed.findings, apis=found.apis)
-        return FileResult(rel, "changed", kind=kind, edits=fixed.records, findings=fixed.findings,
-                          new_bytes=found.encode(fixed.new_text), apis=found.apis,
-                          reason=f"{fixed.dropped} overlapping edit(s) dropped" if fixed.dropped else None)
+        return FileResult(
+            rel,
+            "changed",
+            kind=kind,
+            edits=fixed.records,
+            findings=fixed.findings,
+            new_bytes=found.encode(fixed.new_text),
+            apis=found.apis,
+            reason=f"{fixed.dropped} overlapping edit(s) dropped" if fixed.dropped else None,
+        )
     except (RecursionError, MemoryError) as exc:  # the file, not porter: CPython cannot compile it either
         return FileResult(rel, "skipped", kind=kind, reason=too_complex(exc))
     except Exception as exc:  # a porter bug must not stop the run: report it for this file

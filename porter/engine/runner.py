@@ -100,8 +100,11 @@ def _convert_bytes(task: Task, data: bytes) -> FileResult:
     # The file's part of changes.patch is made here, in the worker, while both texts are at hand.
     # Its hunks come from the line spans of the edits (porter/core/edit_spans.py).
     spans = [e.span for e in result.edits]
-    diff = file_diff(task.rel, data, result.new_bytes, spans=None if None in spans else spans) \
-        if result.new_bytes is not None else b""
+    diff = (
+        file_diff(task.rel, data, result.new_bytes, spans=None if None in spans else spans)
+        if result.new_bytes is not None
+        else b""
+    )
     return replace(result, diff=diff, lines=line_count(data))
 
 
@@ -151,11 +154,20 @@ class _Tree:
     unread: dict[str, os.stat_result] = field(default_factory=dict)
 
 
-def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: bool,
-               unreadable: Callable[[str, str], object], other: Callable[[str], object | None],
-               kept: Callable[[str, str, object], object], skipped: Callable[[str, str], object],
-               max_bytes: int | None, files: FileSelection | None = None,
-               index: TreeIndex | None = None, first_read: bool = False) -> _Tree:
+def _read_tree(
+    src: Path,
+    rules: ActiveRules,
+    exclude: Path | None,
+    with_lora: bool,
+    unreadable: Callable[[str, str], object],
+    other: Callable[[str], object | None],
+    kept: Callable[[str, str, object], object],
+    skipped: Callable[[str, str], object],
+    max_bytes: int | None,
+    files: FileSelection | None = None,
+    index: TreeIndex | None = None,
+    first_read: bool = False,
+) -> _Tree:
     """The tree's files as tasks, and the answers made without a worker. With `first_read`
     (nothing in the index or the cache to look up), a file a pipeline handles is not read
     here: its worker reads it, beside the other workers, instead of this process alone."""
@@ -179,8 +191,11 @@ def _read_tree(src: Path, rules: ActiveRules, exclude: Path | None, with_lora: b
     lora = src / LORA_DIR
     if with_lora and chosen.selection.only is None and lora.is_dir() and not lora.is_symlink():
         # porter's own entry point is checked too: it is code the user will run on the target.
-        entries += [f"{LORA_DIR}/{e.rel}" for e in walk(lora, exclude)
-                    if not e.is_symlink and e.skipped is None and e.failed is None]
+        entries += [
+            f"{LORA_DIR}/{e.rel}"
+            for e in walk(lora, exclude)
+            if not e.is_symlink and e.skipped is None and e.failed is None
+        ]
     for rel in entries:
         try:
             st = os.stat(f"{root}/{rel}")
@@ -225,8 +240,15 @@ def _key(task: Task, digest: str, context: str) -> str:
     return cache_key(digest, task.rel, context + (f"|-{','.join(task.ignore)}" if task.ignore else ""))
 
 
-def _run(mode: str, tree: _Tree, rules: ActiveRules, jobs: int | None, cache: ResultCache | None,
-         keep: Callable[[R], bool], index: TreeIndex) -> list[R]:
+def _run(
+    mode: str,
+    tree: _Tree,
+    rules: ActiveRules,
+    jobs: int | None,
+    cache: ResultCache | None,
+    keep: Callable[[R], bool],
+    index: TreeIndex,
+) -> list[R]:
     """The tasks' results: from the cache where it has them, the rest computed in parallel
     (and stored); a first run's workers also say each file's digest, which the index
     records (the caller saves it)."""
@@ -246,13 +268,30 @@ def _run(mode: str, tree: _Tree, rules: ActiveRules, jobs: int | None, cache: Re
             cache.put_many(context, stored)
     else:
         keys = [_key(t, t.digest, context) for t in tree.tasks] if cache else []
-        results = cached_map(partial(_result, mode), tree.tasks, keys, size, jobs, cache, context,
-                             keep=keep, bundle=bundle, path_of=lambda t: t.rel)
+        results = cached_map(
+            partial(_result, mode),
+            tree.tasks,
+            keys,
+            size,
+            jobs,
+            cache,
+            context,
+            keep=keep,
+            bundle=bundle,
+            path_of=lambda t: t.rel,
+        )
     return results  # type: ignore[return-value]
 
 
-def _keep_what_modules_keep(mode: str, tree: _Tree, results: list, rules: ActiveRules,
-                            jobs: int | None, cache: ResultCache | None, index: TreeIndex) -> list:
+def _keep_what_modules_keep(
+    mode: str,
+    tree: _Tree,
+    results: list,
+    rules: ActiveRules,
+    jobs: int | None,
+    cache: ResultCache | None,
+    index: TreeIndex,
+) -> list:
     """The second step (porter/engine/kept_constants.py): the files that handed a literal to a
     module keeping it as a named constant run again, told which, so that they keep it too."""
     kept = kept_constants(results)
@@ -295,7 +334,9 @@ _ANSWERS: dict[str, dict] = {
     "convert": {
         "with_lora": False,
         "other": lambda rel: FileResult(rel, "unchanged", kind="other"),
-        "kept": lambda rel, kind, finding: FileResult(rel, "unchanged", kind=kind, findings=(finding,) if finding else ()),
+        "kept": lambda rel, kind, finding: FileResult(
+            rel, "unchanged", kind=kind, findings=(finding,) if finding else ()
+        ),
         "skipped": lambda rel, why: FileResult(rel, "skipped", kind="other", reason=why),
     },
     "check": {
@@ -309,9 +350,16 @@ _ANSWERS: dict[str, dict] = {
 _KEEP: dict[str, Callable] = {"convert": lambda r: r.status != "failed", "check": lambda r: r.error is None}
 
 
-def _tree_results(mode: str, src: Path, rules: ActiveRules, jobs: int | None, exclude: Path | None,
-                  cache: ResultCache | None, files: FileSelection | None, max_bytes: int | None
-                  ) -> tuple[list, _Tree, ActiveRules]:
+def _tree_results(
+    mode: str,
+    src: Path,
+    rules: ActiveRules,
+    jobs: int | None,
+    exclude: Path | None,
+    cache: ResultCache | None,
+    files: FileSelection | None,
+    max_bytes: int | None,
+) -> tuple[list, _Tree, ActiveRules]:
     """Every file's result for `mode` (in no particular order), the tree, and the rules it ran."""
     index = TreeIndex(cache.directory if cache is not None else None, src)
     # The tree's own pins, read once (remembered while its pin files are unchanged): the rules
@@ -319,8 +367,17 @@ def _tree_results(mode: str, src: Path, rules: ActiveRules, jobs: int | None, ex
     rules = project_off(rules, src, index.remembered)
     rules = project_requires(rules, src, index.remembered)  # a rule's words for what the project requires
     rules = with_own_modules(rules, src)  # its own packages named like a library (GPT-NeoX's megatron/)
-    tree = _read_tree(src, rules, exclude, max_bytes=max_bytes, files=files, index=index,
-                      first_read=_first_read(index, cache, mode, rules), unreadable=_STEPS[mode][1], **_ANSWERS[mode])
+    tree = _read_tree(
+        src,
+        rules,
+        exclude,
+        max_bytes=max_bytes,
+        files=files,
+        index=index,
+        first_read=_first_read(index, cache, mode, rules),
+        unreadable=_STEPS[mode][1],
+        **_ANSWERS[mode],
+    )
     results = tree.early + _run(mode, tree, rules, jobs, cache, _KEEP[mode], index)
     results = _keep_what_modules_keep(mode, tree, results, rules, jobs, cache, index)
     index.save()
@@ -335,21 +392,39 @@ def _tracked(src: Path, left_out: LeftOut) -> list[str] | None:
     return None if tracked is None else tracked_among(ignored, tracked)
 
 
-def convert_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: Path | None = None,
-                 cache: ResultCache | None = None, files: FileSelection | None = None,
-                 max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> RunResult:
+def convert_tree(
+    src: Path,
+    rules: ActiveRules,
+    jobs: int | None = None,
+    exclude: Path | None = None,
+    cache: ResultCache | None = None,
+    files: FileSelection | None = None,
+    max_bytes: int | None = MAX_FILE_MB * 1024 * 1024,
+) -> RunResult:
     """Run every file of `src` through its pipeline. Reads only SRC; writes only the cache.
     Files a pipeline handles that are over `max_bytes` are skipped (copied as they are)."""
     results, tree, rules = _tree_results("convert", src, rules, jobs, exclude, cache, files, max_bytes)
-    run = RunResult(src, rules.target, rules.version, symlinks=tree.symlinks, left_out=tree.left_out,
-                    left_out_tracked=_tracked(src, tree.left_out))
+    run = RunResult(
+        src,
+        rules.target,
+        rules.version,
+        symlinks=tree.symlinks,
+        left_out=tree.left_out,
+        left_out_tracked=_tracked(src, tree.left_out),
+    )
     run.results = fold_across_files(sorted(results, key=lambda r: r.path), rules.fold_scopes)
     return run
 
 
-def check_tree(src: Path, rules: ActiveRules, jobs: int | None = None, exclude: Path | None = None,
-               cache: ResultCache | None = None, files: FileSelection | None = None,
-               max_bytes: int | None = MAX_FILE_MB * 1024 * 1024) -> list[FileCheck]:
+def check_tree(
+    src: Path,
+    rules: ActiveRules,
+    jobs: int | None = None,
+    exclude: Path | None = None,
+    cache: ResultCache | None = None,
+    files: FileSelection | None = None,
+    max_bytes: int | None = MAX_FILE_MB * 1024 * 1024,
+) -> list[FileCheck]:
     """Check every file under `src` (and its porter_lora/). Reads only SRC; writes only the cache."""
     results, _, rules = _tree_results("check", src, rules, jobs, exclude, cache, files, max_bytes)
     return fold_across_files(sorted(results, key=lambda r: r.path), rules.fold_scopes)

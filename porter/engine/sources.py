@@ -21,8 +21,10 @@ class TooLarge(Exception):
     @property
     def reason(self) -> str:
         mb = 1024 * 1024
-        return (f"larger than {self.limit / mb:g} MB ({self.size / mb:.1f} MB): copied as it is, "
-                f"not converted (--max-file-size raises the limit)")
+        return (
+            f"larger than {self.limit / mb:g} MB ({self.size / mb:.1f} MB): copied as it is, "
+            f"not converted (--max-file-size raises the limit)"
+        )
 
 
 def source_kind(root: str, rel: str) -> tuple[bytes, str | None]:

@@ -75,18 +75,24 @@ class TreeIndex:
         inside = exclude is not None and os.path.abspath(exclude).startswith(os.path.abspath(self.src) + os.sep)
         key = f"{chosen.selection!r}|{exclude if inside else ''}"
         stored = self.listings.get(key)
-        if (chosen.selection.only is None and isinstance(stored, dict)
-                and all(self._unchanged(f"{self.src}/{rel}" if rel else self.src, sig)
-                        for rel, sig in stored.get("dirs", {}).items())
-                and all(self._unchanged(path, sig) for path, sig in stored.get("consulted", {}).items())):
+        if (
+            chosen.selection.only is None
+            and isinstance(stored, dict)
+            and all(
+                self._unchanged(f"{self.src}/{rel}" if rel else self.src, sig)
+                for rel, sig in stored.get("dirs", {}).items()
+            )
+            and all(self._unchanged(path, sig) for path, sig in stored.get("consulted", {}).items())
+        ):
             try:
                 entries = [Entry(rel, bool(link), skipped, failed) for rel, link, skipped, failed in stored["entries"]]
                 # The index is untrusted input: a path of it that would lead out of the tree
                 # (`../x.py`, `/etc/x`, or through a link: its folder is not one the walk
                 # listed) makes the whole listing void, and the tree is walked.
                 listed = stored.get("dirs", {})
-                if all(isinstance(e.rel, str) and plain_rel(e.rel) and e.rel.rpartition("/")[0] in listed
-                       for e in entries):
+                if all(
+                    isinstance(e.rel, str) and plain_rel(e.rel) and e.rel.rpartition("/")[0] in listed for e in entries
+                ):
                     chosen.left_out = LeftOut.from_plain(stored.get("left_out"))  # what the walk would have left out
                     return entries
             except (KeyError, TypeError, ValueError):
@@ -95,9 +101,12 @@ class TreeIndex:
         entries = list(chosen.entries(exclude, dirs))
         if chosen.selection.only is None:
             self.listings.pop(key, None)
-            self.listings[key] = {"dirs": dirs, "consulted": dict(chosen.consulted),
-                                  "entries": [[e.rel, e.is_symlink, e.skipped, e.failed] for e in entries],
-                                  "left_out": chosen.left_out.plain()}
+            self.listings[key] = {
+                "dirs": dirs,
+                "consulted": dict(chosen.consulted),
+                "entries": [[e.rel, e.is_symlink, e.skipped, e.failed] for e in entries],
+                "left_out": chosen.left_out.plain(),
+            }
             self.changed = True
         return entries
 
@@ -105,9 +114,13 @@ class TreeIndex:
         """`derive()`, or what it gave before while every one of `paths` (present or absent)
         keeps its signature. The value must be plain JSON data."""
         stored = self.memos.get(key)
-        if (isinstance(stored, dict) and isinstance(stored.get("files"), dict) and "value" in stored
-                and set(stored["files"]) == {str(p) for p in paths}
-                and all(self._unchanged(path, sig) for path, sig in stored["files"].items())):
+        if (
+            isinstance(stored, dict)
+            and isinstance(stored.get("files"), dict)
+            and "value" in stored
+            and set(stored["files"]) == {str(p) for p in paths}
+            and all(self._unchanged(path, sig) for path, sig in stored["files"].items())
+        ):
             return stored["value"]
         files = {str(p): signature(str(p)) for p in paths}  # before reading: a change meanwhile is seen next time
         value = derive()
@@ -129,8 +142,12 @@ class TreeIndex:
     def seen(self, rel: str, st: os.stat_result) -> tuple[str | None, str] | None:
         entry = self.files.get(rel)
         sig = stat_signature(st)
-        if (not isinstance(entry, list) or len(entry) != 6 or entry[:4] != sig
-                or max(st.st_mtime_ns, st.st_ctime_ns) >= self.trusted_before):
+        if (
+            not isinstance(entry, list)
+            or len(entry) != 6
+            or entry[:4] != sig
+            or max(st.st_mtime_ns, st.st_ctime_ns) >= self.trusted_before
+        ):
             return None
         self.fresh[rel] = entry
         return entry[4], entry[5]
@@ -146,7 +163,9 @@ class TreeIndex:
         if self.cache_dir is not None and (self.changed or len(self.fresh) != len(self.files)):
             # The listings of the last few selections (check's and convert's differ), newest last.
             kept = dict(list(self.listings.items())[-LISTINGS_KEPT:])
-            write_entry(self.cache_dir, self.rel, self.rel, {"files": self.fresh, "listings": kept, "memos": self.memos})
+            write_entry(
+                self.cache_dir, self.rel, self.rel, {"files": self.fresh, "listings": kept, "memos": self.memos}
+            )
 
 
 def _digest(text: str) -> str:

@@ -42,5 +42,13 @@ def vendor_word(rel: str, rules: list[Rule]) -> tuple[Rule, str] | None:
 def kept_finding(rel: str, rule: Rule, word: str) -> Finding:
     """The one finding of a file kept for another vendor."""
     whose = "already for this target" if word in rule.params.get("own", ()) else "for another device or vendor"
-    return Finding(rule.code, rule.severity, rel, 1, 1, f"kept as it is: a file {whose} ({word!r} in its path)",
-                   rule.suggestion, subject=word)
+    return Finding(
+        rule.code,
+        rule.severity,
+        rel,
+        1,
+        1,
+        f"kept as it is: a file {whose} ({word!r} in its path)",
+        rule.suggestion,
+        subject=word,
+    )

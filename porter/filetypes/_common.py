@@ -36,12 +36,29 @@ class TextFile:
         """Hand the findings (with their edits) of this file to the engine."""
         return Found(self.text, findings, self.encode, comments, verify, self.index)
 
-    def finding(self, rule: Rule, span: tuple[int, int], message: str | None = None, *,
-                replacement: str | None = None, suggestion: str | None = None,
-                subject: str | None = None, severity: str | None = None) -> Finding:
+    def finding(
+        self,
+        rule: Rule,
+        span: tuple[int, int],
+        message: str | None = None,
+        *,
+        replacement: str | None = None,
+        suggestion: str | None = None,
+        subject: str | None = None,
+        severity: str | None = None,
+    ) -> Finding:
         """A finding of `rule` at a character span; with an edit of that span when `replacement` is set."""
-        return span_finding(rule, self.path, self.index, span, message, replacement=replacement,
-                            suggestion=suggestion, subject=subject, severity=severity)
+        return span_finding(
+            rule,
+            self.path,
+            self.index,
+            span,
+            message,
+            replacement=replacement,
+            suggestion=suggestion,
+            subject=subject,
+            severity=severity,
+        )
 
 
 def decode_text(path: str, data: bytes, what: str) -> TextFile | str:
@@ -50,7 +67,7 @@ def decode_text(path: str, data: bytes, what: str) -> TextFile | str:
         return f"binary content in a file named like {what}; copied unchanged"
     bom = data.startswith(_BOM)
     try:
-        text = data[len(_BOM):].decode("utf-8") if bom else data.decode("utf-8")
+        text = data[len(_BOM) :].decode("utf-8") if bom else data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return f"not UTF-8 text (byte {exc.start}: {exc.reason}); copied unchanged"
     return TextFile(path, text, LineIndex(text), bom)
@@ -68,7 +85,9 @@ def open_text(path: str, data: bytes, what: str, screen: re.Pattern[bytes] | Non
     return file
 
 
-def open_yaml(path: str, data: bytes, what: str, screen: re.Pattern[bytes] | None = None) -> tuple[TextFile, list] | Skipped | None:
+def open_yaml(
+    path: str, data: bytes, what: str, screen: re.Pattern[bytes] | None = None
+) -> tuple[TextFile, list] | Skipped | None:
     """`open_text`, then the file's YAML documents: (file, documents), or `Skipped` (also for
     YAML that does not parse: the file is copied as it is), or None (screened out)."""
     file = open_text(path, data, what, screen)

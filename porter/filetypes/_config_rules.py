@@ -21,13 +21,31 @@ from porter.rules import Rule
 
 # A mapping with one of these top-level keys is a training config (LLaMA-Factory, HF Trainer,
 # TRL, axolotl, LitGPT, torchtune-like); names chosen because they appear in no other common config.
-_TRAINING = frozenset({"model_name_or_path", "per_device_train_batch_size", "finetuning_type", "do_train",
-                       "micro_batch_size", "learning_rate", "num_train_epochs", "gradient_accumulation_steps",
-                       "lora_r"})
+_TRAINING = frozenset(
+    {
+        "model_name_or_path",
+        "per_device_train_batch_size",
+        "finetuning_type",
+        "do_train",
+        "micro_batch_size",
+        "learning_rate",
+        "num_train_epochs",
+        "gradient_accumulation_steps",
+        "lora_r",
+    }
+)
 _ACCELERATE = frozenset({"distributed_type", "compute_environment"})
 # DeepSpeed's own names (an `fp16`/`bf16` block alone is not enough: model configs have them too).
-_DEEPSPEED = frozenset({"zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size",
-                        "zero_allow_untested_optimizer", "steps_per_print", "gradient_clipping"})
+_DEEPSPEED = frozenset(
+    {
+        "zero_optimization",
+        "train_micro_batch_size_per_gpu",
+        "train_batch_size",
+        "zero_allow_untested_optimizer",
+        "steps_per_print",
+        "gradient_clipping",
+    }
+)
 
 
 # Documents of other tools, whose values are never a run's settings, even a `device:` (a CI
@@ -98,7 +116,7 @@ def new_value(rule: Rule, value: ScalarValue) -> str | None:
         if value == old:
             return new
         if old.endswith(":") and value.startswith(old):
-            return new + value[len(old):]
+            return new + value[len(old) :]
     return None
 
 

@@ -16,12 +16,14 @@ from porter.tables.requirement_policy import RequirementPolicy, Verdict
 
 _CONDA = re.compile(r"(?:conda|mamba|micromamba)")
 # conda's options that take a value (`-c nvidia`, `--name env`, `--file spec.txt`).
-_CONDA_VALUE_OPTIONS = frozenset({"-c", "--channel", "-n", "--name", "-p", "--prefix", "--file", "--solver",
-                                  "--repodata-fn", "--experimental"})
+_CONDA_VALUE_OPTIONS = frozenset(
+    {"-c", "--channel", "-n", "--name", "-p", "--prefix", "--file", "--solver", "--repodata-fn", "--experimental"}
+)
 
 
-def install_verdicts(policy: RequirementPolicy, values: Sequence[str | None],
-                     resolve: Callable[[str], str | None] = lambda w: w) -> list[tuple[str, list[Verdict]]] | None:
+def install_verdicts(
+    policy: RequirementPolicy, values: Sequence[str | None], resolve: Callable[[str], str | None] = lambda w: w
+) -> list[tuple[str, list[Verdict]]] | None:
     """(word as written, verdicts) for what one command installs with pip or conda, given its
     words as plain values (None for a word that is not literal); None when it installs nothing."""
     first = pip_install_start(values)
@@ -33,13 +35,14 @@ def install_verdicts(policy: RequirementPolicy, values: Sequence[str | None],
     return clone_verdicts(policy, values, resolve)
 
 
-def clone_verdicts(policy: RequirementPolicy, values: Sequence[str | None],
-                   resolve: Callable[[str], str | None] = lambda w: w) -> list[tuple[str, list[Verdict]]] | None:
+def clone_verdicts(
+    policy: RequirementPolicy, values: Sequence[str | None], resolve: Callable[[str], str | None] = lambda w: w
+) -> list[tuple[str, list[Verdict]]] | None:
     """`git clone URL` of a distribution's source repository (apex, flash-attention): in a
     Dockerfile or setup script it is cloned to be built, so it is reviewed as that distribution."""
     for i, value in enumerate(values[:-1]):
         if posixpath.basename(value or "") == "git" and values[i + 1] == "clone":
-            words = [w for w in values[i + 2:] if w is not None and not w.startswith("-")]
+            words = [w for w in values[i + 2 :] if w is not None and not w.startswith("-")]
             url = resolve(words[0]) if words else None
             verdicts = policy.review_source(url) if url else []
             return [(words[0], verdicts)] if verdicts else None
@@ -54,8 +57,9 @@ def conda_install_start(values: Sequence[str | None]) -> int | None:
     return None
 
 
-def conda_argument_verdicts(policy: RequirementPolicy, words: list[str],
-                            resolve: Callable[[str], str | None] = lambda w: w) -> list[tuple[str, list[Verdict]]]:
+def conda_argument_verdicts(
+    policy: RequirementPolicy, words: list[str], resolve: Callable[[str], str | None] = lambda w: w
+) -> list[tuple[str, list[Verdict]]]:
     """(word as written, verdicts) for the package specs among conda's arguments."""
     specs: list[str] = []
     i = 0

@@ -15,8 +15,14 @@ from porter.filetypes._configtree import Mapping, Node, Scalar, Sequence
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
-_LITERALS = {"true": True, "false": False, "null": None, "NaN": float("nan"),
-             "Infinity": float("inf"), "-Infinity": float("-inf")}
+_LITERALS = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "NaN": float("nan"),
+    "Infinity": float("inf"),
+    "-Infinity": float("-inf"),
+}
 
 
 class JsonError(ValueError):

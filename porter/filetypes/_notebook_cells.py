@@ -84,9 +84,9 @@ def _mask(text: str, cell: int, shell: list[tuple[int, int, str]]) -> str:
                 end = len(text) if end < 0 else end
                 if line < end:
                     chars[line] = "#"  # the continuation is shell too: a comment for Python
-            shell.append((cell, m.end(2), text[m.end(2):end]))
+            shell.append((cell, m.end(2), text[m.end(2) : end]))
         elif _INSTALL_MAGIC.match(text, at):  # `%pip install x`: the command `pip install x`
-            shell.append((cell, m.end(2), text[m.end(2):end]))
+            shell.append((cell, m.end(2), text[m.end(2) : end]))
         else:
             env = _ENV.match(text, at, end)
             if env:  # `%env NAME=value` / `%env NAME value`: the name, as a shell assignment
@@ -94,7 +94,7 @@ def _mask(text: str, cell: int, shell: list[tuple[int, int, str]]) -> str:
         # `0#...`: an expression statement and a comment, of the magic's length, so that a magic
         # that is the whole body of a block (`if x:\n  %pip install y`) still leaves one
         # statement there (a comment alone would not), and `x = !cmd` still assigns.
-        chars[at:at + 2] = "0#" if at + 1 < end else "0"
+        chars[at : at + 2] = "0#" if at + 1 < end else "0"
     return "".join(chars)
 
 
@@ -121,8 +121,11 @@ def _looked_at(text: str, rules: ActiveRules) -> bool:
 def _multiline_strings(tree: ast.Module, text: str) -> list[tuple[int, int]]:
     """Spans of strings that cover several lines: a `!` line inside one is text, not a command."""
     index = LineIndex(text)
-    return [index.node_span(n) for n in ast.walk(tree)
-            if isinstance(n, (ast.Constant, ast.JoinedStr)) and n.end_lineno != n.lineno]
+    return [
+        index.node_span(n)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Constant, ast.JoinedStr)) and n.end_lineno != n.lineno
+    ]
 
 
 def convert_cells(path: str, cells: list[str], rules: ActiveRules) -> tuple[list[CellEdit], list[CellFinding]]:
@@ -134,7 +137,7 @@ def convert_cells(path: str, cells: list[str], rules: ActiveRules) -> tuple[list
         first = text.split("\n", 1)[0]
         kind = _cell_kind(first) if first.startswith("%%") else "python"
         if kind == "shell":
-            shell.append((i, len(first) + 1, text[len(first) + 1:]))
+            shell.append((i, len(first) + 1, text[len(first) + 1 :]))
         elif kind == "python":
             found: list[tuple[int, int, str]] = []
             masked = _mask(text, i, found)
@@ -142,7 +145,9 @@ def convert_cells(path: str, cells: list[str], rules: ActiveRules) -> tuple[list
                 tree = parse(masked, path)
             except (SyntaxError, ValueError) as exc:
                 if _looked_at(text, rules):  # else nothing in it that a rule looks for
-                    skipped.append((i, _unread(path, rules, f"line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}")))
+                    skipped.append(
+                        (i, _unread(path, rules, f"line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}"))
+                    )
                 continue
             inside = _multiline_strings(tree, masked)
             shell += [f for f in found if not any(a <= f[1] < b for a, b in inside)]
@@ -166,8 +171,9 @@ def convert_cells(path: str, cells: list[str], rules: ActiveRules) -> tuple[list
     return edits, found
 
 
-def _python(path: str, parts: list[tuple[int, str]], rules: ActiveRules,
-            edits: list[CellEdit], found: list[CellFinding]) -> None:
+def _python(
+    path: str, parts: list[tuple[int, str]], rules: ActiveRules, edits: list[CellEdit], found: list[CellFinding]
+) -> None:
     """Convert the Python cells together; if the joined module does not parse, one by one."""
     groups = [parts]
     joined = "\n".join(text for _, text in parts)

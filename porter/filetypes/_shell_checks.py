@@ -27,8 +27,21 @@ from porter.rules import ActiveRules, Rule
 # Commands whose `--key value` flags are training arguments (HF Trainer / LLaMA-Factory, TRL,
 # axolotl, LitGPT and ms-swift fields: their command lines take a config's keys as flags;
 # ms-swift's are `swift sft ...` and `megatron sft ...`, ~200 flags in its examples).
-TRAINERS = frozenset({"python", "torchrun", "deepspeed", "accelerate launch", "llamafactory-cli", "lmf",
-                      "trl", "axolotl", "litgpt", "swift", "megatron"})
+TRAINERS = frozenset(
+    {
+        "python",
+        "torchrun",
+        "deepspeed",
+        "accelerate launch",
+        "llamafactory-cli",
+        "lmf",
+        "trl",
+        "axolotl",
+        "litgpt",
+        "swift",
+        "megatron",
+    }
+)
 _DOTLIST = frozenset({"llamafactory-cli", "lmf"})  # also take `key=value` words (OmegaConf)
 # Commands that start another command on every rank or host (`mpirun -n 128 ... python train.py --flag`):
 # the training command's flags are read from where it starts.
@@ -59,7 +72,7 @@ def env_findings(file: TextFile, script: Script, rules: list[Rule], ruleset: Act
         if not _runs_as_shell_code(node):
             continue  # `echo "export NAME=0 ..."` is text
         start, end = script.span(node)
-        for name, offset in assigned_names(file.text[start + 1:end - 1]):
+        for name, offset in assigned_names(file.text[start + 1 : end - 1]):
             spans.append((start + 1 + offset, start + 1 + offset + len(name), name, True))
     for start, end, name, is_set in spans:
         verdict = variable_verdict(name, sources)
@@ -155,7 +168,9 @@ def launcher_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iter
                 wanted = rule.params.get("values")
                 if wanted is None or any(fnmatch.fnmatchcase(value, w) for w in wanted):
                     shown = f"{flag.value.partition('=')[0]} {value}".strip()
-                    yield file.finding(rule, script.span(flag.node), f"{shown}: {rule.message or rule.summary}", subject=shown)
+                    yield file.finding(
+                        rule, script.span(flag.node), f"{shown}: {rule.message or rule.summary}", subject=shown
+                    )
 
 
 def _typed(text: str) -> object:
@@ -195,8 +210,13 @@ def training_flag_findings(file: TextFile, script: Script, rules: list[Rule]) ->
                 at = inner + len(key) + 1
                 pairs.append(((key,), Scalar(_typed(value), at, at + len(value), "")))
         for hit in match_pairs(pairs, "training", rules):
-            yield file.finding(hit.rule, (hit.value.start, hit.value.end), hit_message(hit),
-                               replacement=hit.replacement, subject=hit.key)
+            yield file.finding(
+                hit.rule,
+                (hit.value.start, hit.value.end),
+                hit_message(hit),
+                replacement=hit.replacement,
+                subject=hit.key,
+            )
 
 
 def _training_command(words: list[Word]) -> list[Word] | None:

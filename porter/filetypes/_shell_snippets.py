@@ -49,7 +49,9 @@ def snippet_findings(file: TextFile, script: Script, active: ActiveRules) -> Ite
         span = script.span(code.node)
         if code.value is None:
             if screen.search(code.node.text.decode("utf-8", "replace")):
-                yield file.finding(rule, span, f"{rule.summary}: the shell builds this code at run time, so porter cannot convert it")
+                yield file.finding(
+                    rule, span, f"{rule.summary}: the shell builds this code at run time, so porter cannot convert it"
+                )
             continue
         inner = span[0] + (1 if code.quote else 0)
         result = convert_snippet(file.path, code.value, active)
@@ -62,10 +64,18 @@ def snippet_findings(file: TextFile, script: Script, active: ActiveRules) -> Ite
         if not result.edits:
             continue
         if any(c in f.edit.replacement for f in result.edits for c in _UNSAFE[code.quote]):
-            yield file.finding(rule, span, f"{rule.summary}: the converted code needs different shell quoting",
-                               suggestion=f"python -c {shlex.quote(result.new_text)}")
+            yield file.finding(
+                rule,
+                span,
+                f"{rule.summary}: the converted code needs different shell quoting",
+                suggestion=f"python -c {shlex.quote(result.new_text)}",
+            )
             continue
         for applied in result.edits:
             edit = applied.edit
-            yield file.finding(active.by_code(edit.rule), (inner + edit.start, inner + edit.end),
-                               applied.message, replacement=edit.replacement)
+            yield file.finding(
+                active.by_code(edit.rule),
+                (inner + edit.start, inner + edit.end),
+                applied.message,
+                replacement=edit.replacement,
+            )

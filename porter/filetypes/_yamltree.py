@@ -87,16 +87,20 @@ def _document(loader: yaml.SafeLoader, text: str) -> Node:
         elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
             done = stack.pop()
             end, kids = event.end_mark.index, done.children
-            node = (Mapping(tuple(zip(kids[::2], kids[1::2])), done.start, end) if done.mapping
-                    else Sequence(tuple(kids), done.start, end))
+            node = (
+                Mapping(tuple(zip(kids[::2], kids[1::2])), done.start, end)
+                if done.mapping
+                else Sequence(tuple(kids), done.start, end)
+            )
             size = done.size
             if done.anchor is not None:
                 anchors[done.anchor] = (node, size)
         else:
             anchor = event.anchor
             if anchor is not None and anchor in anchors:
-                raise yaml.composer.ComposerError("found duplicate anchor; first occurrence", None,
-                                                  "second occurrence", event.start_mark)
+                raise yaml.composer.ComposerError(
+                    "found duplicate anchor; first occurrence", None, "second occurrence", event.start_mark
+                )
             own += 1
             if isinstance(event, yaml.ScalarEvent):
                 node = Scalar(_value(loader, event), event.start_mark.index, event.end_mark.index, event.style or "")
@@ -115,14 +119,16 @@ def _document(loader: yaml.SafeLoader, text: str) -> Node:
         parent = stack[-1]
         if parent.mapping and len(parent.children) % 2 == 0 and not isinstance(node, Scalar):
             # a complex key (`? [a, b]`): only its text matters
-            node = Scalar(text[node.start:node.end], node.start, node.end, "?")
+            node = Scalar(text[node.start : node.end], node.start, node.end, "?")
         parent.children.append(node)
         parent.size += size
     loader.get_event()  # DocumentEnd
     if size > EXPANDED_LIMIT and size > EXPANSION_RATIO * own:
         line = text.count("\n", 0, node.start) + 1
-        raise AliasBomb(f"the YAML document at line {line} holds {own:,} nodes, and its aliases expand it to "
-                        f"{size:,} (an alias bomb): a YAML loader would build every one")
+        raise AliasBomb(
+            f"the YAML document at line {line} holds {own:,} nodes, and its aliases expand it to "
+            f"{size:,} (an alias bomb): a YAML loader would build every one"
+        )
     return node
 
 

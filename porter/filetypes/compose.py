@@ -62,11 +62,12 @@ def _text(text: str, scalar: Scalar) -> str:
     null) as written, so `gpus: 1` is "1" and `count: all` is "all"."""
     if isinstance(scalar.value, str):
         return scalar.value
-    return _PROPERTIES.sub("", text[scalar.start:scalar.end])
+    return _PROPERTIES.sub("", text[scalar.start : scalar.end])
 
 
-def _compose_key(ctx: Context, parent: str, name: str, value: str, values: list[str], name_at: int, value_at: int,
-                 item: int) -> None:
+def _compose_key(
+    ctx: Context, parent: str, name: str, value: str, values: list[str], name_at: int, value_at: int, item: int
+) -> None:
     """`value`: a scalar value's text ("" for a list or a mapping); `values`: what the device
     request rules match (the scalar, or a flow list's items)."""
     if value and (name == "image" or (parent == "args" and name.upper().endswith("IMAGE"))):

@@ -55,7 +55,9 @@ def find_conda(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | 
 
 
 def _dependency_findings(policy: RequirementPolicy, file: TextFile, dependencies: Sequence) -> list[Finding]:
-    specs = [(item, item.value) for item in dependencies.items if isinstance(item, Scalar) and isinstance(item.value, str)]
+    specs = [
+        (item, item.value) for item in dependencies.items if isinstance(item, Scalar) and isinstance(item.value, str)
+    ]
     policy = _policy_for(policy, [spec for _, spec in specs])
     findings = _items_findings(policy, file, conda_verdicts(policy, specs), len(dependencies.items))
     for item in dependencies.items:
@@ -73,8 +75,12 @@ def conda_verdicts(policy: RequirementPolicy, specs: list[tuple[T, str]]) -> lis
     """(key, verdicts) for conda package specs (`cudatoolkit=11.8`, `nvidia::cuda-nvcc`), by
     their PyPI names; an environment file's items and `conda install` arguments alike."""
     policy = _policy_for(policy, [spec for _, spec in specs])
-    return [(key, _review_conda(policy, match.group(2), match.group(3)))
-            for key, spec in specs for match in [_SPEC.match(spec)] if match]
+    return [
+        (key, _review_conda(policy, match.group(2), match.group(3)))
+        for key, spec in specs
+        for match in [_SPEC.match(spec)]
+        if match
+    ]
 
 
 def _policy_for(policy: RequirementPolicy, specs: list[str]) -> RequirementPolicy:
@@ -100,7 +106,9 @@ def pip_requirement(spec: str) -> str:
 
 
 # conda's version part: `=2.0.1` (2.0.1 or a patch of it), `==2.0.1`, `>=2.0,<2.5`, then a build string.
-_CONDA_VERSION = re.compile(r"\s*(=|==|>=|<=|>|<|!=)\s*([0-9][0-9A-Za-z.*]*)((?:\s*,\s*(?:==|>=|<=|>|<|!=)\s*[0-9][0-9A-Za-z.*]*)*)(?:[=\s]|$)")
+_CONDA_VERSION = re.compile(
+    r"\s*(=|==|>=|<=|>|<|!=)\s*([0-9][0-9A-Za-z.*]*)((?:\s*,\s*(?:==|>=|<=|>|<|!=)\s*[0-9][0-9A-Za-z.*]*)*)(?:[=\s]|$)"
+)
 
 
 def _pip_version(rest: str) -> str:
@@ -115,8 +123,9 @@ def _pip_version(rest: str) -> str:
     return f"{operator}{version}{more.replace(' ', '')}"
 
 
-def _items_findings(policy: RequirementPolicy, file: TextFile, reviewed: list[tuple[Scalar, list[Verdict]]],
-                    total: int) -> list[Finding]:
+def _items_findings(
+    policy: RequirementPolicy, file: TextFile, reviewed: list[tuple[Scalar, list[Verdict]]], total: int
+) -> list[Finding]:
     """Findings for reviewed list items; a dropped item is commented out when it is alone on its
     line and the list keeps at least one item (an emptied `pip:` list would be null)."""
     dropped = sum(1 for _, verdicts in reviewed if any(v.drop for v in verdicts))
@@ -133,16 +142,21 @@ def _pip_findings(policy: RequirementPolicy, file: TextFile, items: Sequence) ->
     lines = [item for item in items.items if isinstance(item, Scalar) and isinstance(item.value, str)]
     if any(policy.is_cuda_index(url) for item in lines for url in index_urls(item.value.split())):
         policy = policy.from_cuda_index()
-    drops = sum(1 for item in lines if not item.value.lstrip().startswith("-")
-                and any(v.drop for v in policy.review(item.value.strip(), editable=False)))
+    drops = sum(
+        1
+        for item in lines
+        if not item.value.lstrip().startswith("-")
+        and any(v.drop for v in policy.review(item.value.strip(), editable=False))
+    )
     may_drop = drops < len(lines)
     findings: list[Finding] = []
     for item in lines:
         start = _body_start(file.text, item)
         value = item.value.strip()
         if start is None:  # escapes or folding: the text is not the value, so report only
-            findings += requirement_findings(policy, file.path, file.index, item.start, item.start, None,
-                                             policy.review(value, editable=False))
+            findings += requirement_findings(
+                policy, file.path, file.index, item.start, item.start, None, policy.review(value, editable=False)
+            )
             continue
         start += len(item.value) - len(item.value.lstrip())
         item_lines = _item_lines(file.index, item) if may_drop else None
@@ -152,9 +166,9 @@ def _pip_findings(policy: RequirementPolicy, file: TextFile, items: Sequence) ->
 
 def _body_start(text: str, item: Scalar) -> int | None:
     """Where the value of a plain or simply quoted scalar starts in the text, if it is written as it is."""
-    if item.style == "" and text[item.start:item.end] == item.value:
+    if item.style == "" and text[item.start : item.end] == item.value:
         return item.start
-    if item.style in ("'", '"') and text[item.start + 1:item.end - 1] == item.value:
+    if item.style in ("'", '"') and text[item.start + 1 : item.end - 1] == item.value:
         return item.start + 1
     return None
 
@@ -166,6 +180,6 @@ def _item_lines(index: LineIndex, item: Node) -> tuple[int, int] | None:
     if first != last:
         return None
     line = index.line_text(first)
-    if not re.fullmatch(r"[ \t]*-[ \t]+", line[:col - 1]) or not re.fullmatch(r"[ \t]*(?:#.*)?", line[end_col - 1:]):
+    if not re.fullmatch(r"[ \t]*-[ \t]+", line[: col - 1]) or not re.fullmatch(r"[ \t]*(?:#.*)?", line[end_col - 1 :]):
         return None
     return first, last

@@ -21,11 +21,13 @@ from porter.tables.packages import load_package_table
 from porter.tables.requirement_policy import merged_range, releases_check, without_local_labels
 
 # How the file is derived, as the reports say it (report.json's constraints.derived).
-DERIVATION = ("Each distribution porter's package table bounds on this line: the repository's own pin where it "
-              "holds only working releases, its range with the floor raised where it admits older ones, the "
-              "table's range where the pin excludes them all; pins are read from requirements.txt, "
-              "pyproject.toml (optional dependencies too), setup.cfg, setup.py and environment.yml "
-              "at the root of the tree.")
+DERIVATION = (
+    "Each distribution porter's package table bounds on this line: the repository's own pin where it "
+    "holds only working releases, its range with the floor raised where it admits older ones, the "
+    "table's range where the pin excludes them all; pins are read from requirements.txt, "
+    "pyproject.toml (optional dependencies too), setup.cfg, setup.py and environment.yml "
+    "at the root of the tree."
+)
 
 
 @dataclass(frozen=True)
@@ -68,16 +70,37 @@ def derive_constraints(root: Path, target: str, line: str | None) -> list[Constr
             continue
         check = releases_check(mine, working)
         if check is None and working.startswith("=="):
-            out.append(Constraint(name, working, f"the exact release of the line, which the repository's {name}{mine} "
-                                                 f"admits: {why}", source, mine))
+            out.append(
+                Constraint(
+                    name,
+                    working,
+                    f"the exact release of the line, which the repository's {name}{mine} admits: {why}",
+                    source,
+                    mine,
+                )
+            )
         elif check is None:
-            out.append(Constraint(name, _narrowed(mine, working), f"the repository's {name}{mine} within the releases "
-                                                                  f"that work: {why}", source, mine))
+            out.append(
+                Constraint(
+                    name,
+                    _narrowed(mine, working),
+                    f"the repository's {name}{mine} within the releases that work: {why}",
+                    source,
+                    mine,
+                )
+            )
         elif check[0] == "releases-admitted":
             out.append(Constraint(name, check[1], f"the repository's range with its floor raised: {why}", source, mine))
         else:
-            out.append(Constraint(name, working, f"the repository's pin {name}{mine} excludes every working release "
-                                                 f"(PRT421): {why}", source, mine))
+            out.append(
+                Constraint(
+                    name,
+                    working,
+                    f"the repository's pin {name}{mine} excludes every working release (PRT421): {why}",
+                    source,
+                    mine,
+                )
+            )
     for name in sorted(named):
         if name not in written:
             continue

@@ -44,8 +44,10 @@ class Context:
         self.images = rules.of_kind("container-image")
         self.keys = rules.of_kind("compose-key")
         # (rule, the rule whose names and renames it uses: an env-var rule, or itself)
-        env = [(r, rules.by_code(r.params["from_rule"]) if "from_rule" in r.params else r)
-               for r in rules.of_kind("container-env-var")]
+        env = [
+            (r, rules.by_code(r.params["from_rule"]) if "from_rule" in r.params else r)
+            for r in rules.of_kind("container-env-var")
+        ]
         self.env = [(rule, source) for rule, source in env if source is not None]
         self.policy = RequirementPolicy.build(rules.rules, rules.version)
         self.path, self.index = path, index
@@ -53,15 +55,33 @@ class Context:
         self.cursor = 0  # where the next word of the current instruction is looked for
         self.reported: set[tuple[str, int]] = set()  # (rule, compose list item) already reported
 
-    def add(self, rule: Rule, offset: int, message: str, subject: str, edit: tuple[int, str] | None = None,
-            severity: str | None = None) -> None:
+    def add(
+        self,
+        rule: Rule,
+        offset: int,
+        message: str,
+        subject: str,
+        edit: tuple[int, str] | None = None,
+        severity: str | None = None,
+    ) -> None:
         """A finding at `offset`; `edit` (offset, new text) replaces `subject`, if it is really there."""
         line, col = self.index.line_col(offset)
         change = None
         if edit and self.index.text.startswith(subject, edit[0]):
             change = Edit(rule.code, edit[0], edit[0] + len(subject), edit[1])
-        self.findings.append(Finding(rule.code, severity or rule.severity, self.path, line, col, message, rule.suggestion,
-                                     change, subject=subject))
+        self.findings.append(
+            Finding(
+                rule.code,
+                severity or rule.severity,
+                self.path,
+                line,
+                col,
+                message,
+                rule.suggestion,
+                change,
+                subject=subject,
+            )
+        )
 
     def image(self, offset: int, image: str, written: str) -> None:
         for rule in self.images:
@@ -211,9 +231,11 @@ def _where(ctx: Context, start: int, word: str) -> int:
 
 def container_finder(kind: str, find: Callable[[Context], list[Finding]]):
     """The pipeline of one container file type (Dockerfile, compose) over its `find`."""
+
     def found(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
         """Findings (with edits) for one container file (never raises for bad input)."""
         return text_found(path, data, kind, lambda text: find(Context(rules, path, LineIndex(text))))
+
     return found
 
 

@@ -22,9 +22,6 @@ from porter.rules import ActiveRules
 KIND = "json"
 
 
-
-
-
 @lru_cache(maxsize=None)
 def _screen(rules: ActiveRules) -> re.Pattern[bytes]:
     return key_screen(rules.of_kind("config-key"), quoted=True)
@@ -51,7 +48,9 @@ def find_json(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | N
         return Skipped(f"invalid JSON: {exc}; copied unchanged")
     active = rules.of_kind("config-key")
     findings = [
-        file.finding(hit.rule, (hit.value.start, hit.value.end), hit_message(hit), replacement=hit.replacement, subject=hit.key)
+        file.finding(
+            hit.rule, (hit.value.start, hit.value.end), hit_message(hit), replacement=hit.replacement, subject=hit.key
+        )
         for hit in match_tree(root, active)
     ]
     return file.found(findings, json_problem, comments="none")  # JSON has no comments

@@ -36,8 +36,11 @@ def is_dockerfile(rel: str, head: bytes) -> bool:
     if name.lower().endswith(_NOT_DOCKERFILE):
         return False  # Dockerfile.md, Dockerfile.sh: documents and scripts about it
     # Dockerfile-cu121, Dockerfile_rocm: variants named with a dash or an underscore too.
-    return name == "Dockerfile" or name.startswith(("Dockerfile.", "Dockerfile-", "Dockerfile_")) \
+    return (
+        name == "Dockerfile"
+        or name.startswith(("Dockerfile.", "Dockerfile-", "Dockerfile_"))
         or name.lower().endswith(".dockerfile")
+    )
 
 
 def is_json_config(rel: str, head: bytes) -> bool:
@@ -90,4 +93,3 @@ def is_python(rel: str, head: bytes) -> bool:
     if rel.endswith((".py", ".pyi")):
         return True
     return "." not in rel.rsplit("/", 1)[-1] and head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]
-

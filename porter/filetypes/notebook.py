@@ -27,9 +27,6 @@ KIND = "notebook"
 _ESCAPED = re.compile(r"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]{2}|[1-9a-fA-F][0-9a-fA-F]{3})")
 
 
-
-
-
 def _code_sources(root: Mapping) -> list[tuple[list[Scalar], bool]]:
     """The source strings of each code cell, and whether they stand in a JSON list (nbformat
     also allows one plain string, which must stay one string)."""
@@ -55,15 +52,16 @@ def _is_python(nb: dict) -> bool:
 def _separator(text: str, parts: list[Scalar]) -> str:
     """What stands between two source strings in this file (`,\\n   ` as nbformat writes it)."""
     if len(parts) > 1:
-        return text[parts[0].end:parts[1].start]
+        return text[parts[0].end : parts[1].start]
     line_start = text.rfind("\n", 0, parts[0].start) + 1
-    indent = text[line_start:parts[0].start]
+    indent = text[line_start : parts[0].start]
     newline = line_ending(text, line_start - 1) if line_start else "\n"
     return "," + newline + indent if not indent.strip() else ", "
 
 
-def _rewrite(text: str, parts: list[Scalar], in_list: bool, edits: list[CellEdit],
-             ascii_only: bool) -> list[tuple[Edit, list[CellEdit]]]:
+def _rewrite(
+    text: str, parts: list[Scalar], in_list: bool, edits: list[CellEdit], ascii_only: bool
+) -> list[tuple[Edit, list[CellEdit]]]:
     """JSON edits for one cell: each group of touched source strings re-rendered, with the
     cell edits it applies."""
     bounds, pos = [], 0
@@ -86,13 +84,15 @@ def _rewrite(text: str, parts: list[Scalar], in_list: bool, edits: list[CellEdit
     sep = _separator(text, parts)
     for first, last, group in groups:
         base = bounds[first][0]
-        old = "".join(p.value for p in parts[first:last + 1])
+        old = "".join(p.value for p in parts[first : last + 1])
         pairs = [(Edit(e.rule, e.start - base, e.end - base, e.replacement), e) for e in group]
         chosen, _ = select_edits([edit for edit, _ in pairs])
         taken = {id(edit) for edit in chosen}
         applied = [cell_edit for edit, cell_edit in pairs if id(edit) in taken]
         new = apply_edits(old, chosen)
-        line_shaped = in_list and all(p.value.count("\n") <= 1 and p.value.rstrip("\n").count("\n") == 0 for p in parts[first:last + 1])
+        line_shaped = in_list and all(
+            p.value.count("\n") <= 1 and p.value.rstrip("\n").count("\n") == 0 for p in parts[first : last + 1]
+        )
         pieces = new.splitlines(keepends=True) if line_shaped else [new]
         rendered = sep.join(json.dumps(p, ensure_ascii=ascii_only) for p in pieces or [""])
         out.append((Edit(chosen[0].rule, parts[first].start, parts[last].end, rendered), applied))
@@ -141,8 +141,11 @@ def find_notebook(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped
         parts = sources[cell]
         for json_edit, applied in _rewrite(file.text, parts, in_lists[cell], mine, ascii_only):
             for e in applied:
-                findings.append(replace(place(cell, e.start, e.finding),
-                                        edit=Edit(e.rule, json_edit.start, json_edit.end, json_edit.replacement)))
+                findings.append(
+                    replace(
+                        place(cell, e.start, e.finding),
+                        edit=Edit(e.rule, json_edit.start, json_edit.end, json_edit.replacement),
+                    )
+                )
     # A `# porter: ignore[...]` in a cell's code stands on that cell's line of the JSON text.
     return file.found(findings, json_problem)
-

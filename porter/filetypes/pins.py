@@ -169,7 +169,12 @@ def read_pins(root: Path, wanted: set[str]) -> ProjectPins:
             continue
         try:
             strings = reader(text)
-        except (ValueError, SyntaxError, RecursionError, ImportError):  # tomllib's, configparser's and yaml's errors are ValueErrors
+        except (
+            ValueError,
+            SyntaxError,
+            RecursionError,
+            ImportError,
+        ):  # tomllib's, configparser's and yaml's errors are ValueErrors
             continue
         for string in strings:
             match = _REQUIREMENT.match(string)
@@ -236,14 +241,21 @@ def _setup_cfg(text: str) -> list[str]:
 
 def _setup_py(text: str) -> list[str]:
     tree = ast.parse(text)
-    assigned = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
-                for t in node.targets if isinstance(t, ast.Name)}
+    assigned = {
+        t.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
     out: list[str] = []
     for node in ast.walk(tree):
         for keyword in getattr(node, "keywords", ()) if isinstance(node, ast.Call) else ():
             if keyword.arg != "install_requires":
                 continue
-            value = assigned.get(keyword.value.id, keyword.value) if isinstance(keyword.value, ast.Name) else keyword.value
+            value = (
+                assigned.get(keyword.value.id, keyword.value) if isinstance(keyword.value, ast.Name) else keyword.value
+            )
             if isinstance(value, (ast.List, ast.Tuple)):
                 out += [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     return out

@@ -29,7 +29,7 @@ _SKIP = re.compile(r"[ \t\r\n,]+|#[^\n]*")
 
 def _key_path(raw: str) -> tuple[str, ...]:
     parts = re.findall(r"\"[^\"]*\"|'[^']*'|[^.\s]+", raw)
-    return tuple(p[1:-1] if p.startswith(("\"", "'")) else p for p in parts)
+    return tuple(p[1:-1] if p.startswith(('"', "'")) else p for p in parts)
 
 
 def dependency_strings(text: str) -> list[tuple[tuple[str, ...], int, int, str]]:
@@ -65,8 +65,11 @@ def dependency_strings(text: str) -> list[tuple[tuple[str, ...], int, int, str]]
 
 
 def _is_dependency_path(path: tuple[str, ...]) -> bool:
-    return (path == ("project", "dependencies") or (len(path) == 3 and path[:2] == ("project", "optional-dependencies"))
-            or (len(path) == 2 and path[0] == "dependency-groups"))
+    return (
+        path == ("project", "dependencies")
+        or (len(path) == 3 and path[:2] == ("project", "optional-dependencies"))
+        or (len(path) == 2 and path[0] == "dependency-groups")
+    )
 
 
 def _read_array(text: str, at: int, path: tuple[str, ...], found: list) -> int:
@@ -135,9 +138,6 @@ def _verify(text: str) -> None:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BrokenFile(f"invalid TOML ({exc})") from exc
-
-
-
 
 
 def find_pyproject(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:

@@ -30,10 +30,37 @@ _URL_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
 _EDITABLE = {"-e", "--editable"}  # its value is a location (`-e .[bitsandbytes]`), reviewed as one
 # pip options that take a value (requirements files and `pip install` share the syntax).
 _VALUE_OPTIONS = _URL_OPTIONS | {
-    "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-t", "--target", "--prefix", "--root",
-    "--trusted-host", "-C", "--config-settings", "--platform", "--python-version", "--implementation", "--abi",
-    "--src", "--upgrade-strategy", "--cache-dir", "--log", "--proxy", "--retries", "--timeout", "--no-binary",
-    "--only-binary", "--progress-bar", "--exists-action", "--cert", "--client-cert", "--global-option",
+    "-r",
+    "--requirement",
+    "-c",
+    "--constraint",
+    "-e",
+    "--editable",
+    "-t",
+    "--target",
+    "--prefix",
+    "--root",
+    "--trusted-host",
+    "-C",
+    "--config-settings",
+    "--platform",
+    "--python-version",
+    "--implementation",
+    "--abi",
+    "--src",
+    "--upgrade-strategy",
+    "--cache-dir",
+    "--log",
+    "--proxy",
+    "--retries",
+    "--timeout",
+    "--no-binary",
+    "--only-binary",
+    "--progress-bar",
+    "--exists-action",
+    "--cert",
+    "--client-cert",
+    "--global-option",
 }
 _OPTION_START = re.compile(r"\s+(?=--?[A-Za-z])")
 # A URL or a local path (`.`, `./wheels/x.whl`, `/abs`): pip installs it as it is.
@@ -47,8 +74,9 @@ class BrokenFile(ValueError):
     """The file is not what its name says (invalid TOML, broken YAML): copied, reported."""
 
 
-def text_found(path: str, data: bytes, kind: str, find: Callable[[str], list[Finding]],
-               verify: Callable[[str], None] | None = None) -> Found | Skipped | None:
+def text_found(
+    path: str, data: bytes, kind: str, find: Callable[[str], list[Finding]], verify: Callable[[str], None] | None = None
+) -> Found | Skipped | None:
     """Decode the text and run `find` on it (porter/filetypes/_common.py).
 
     Never raises for bad input: binary or undecodable data and a `BrokenFile` from `find`
@@ -67,12 +95,14 @@ def text_found(path: str, data: bytes, kind: str, find: Callable[[str], list[Fin
 
 def _problem_of(verify: Callable[[str], None]) -> Callable[[str], str | None]:
     """`verify` (raises BrokenFile) as the engine's check (returns the problem)."""
+
     def problem(text: str) -> str | None:
         try:
             verify(text)
         except BrokenFile as exc:
             return str(exc)
         return None
+
     return problem
 
 
@@ -107,8 +137,9 @@ def requirement_lines_findings(policy: RequirementPolicy, path: str, index: Line
     return findings
 
 
-def requirement_line_findings(policy: RequirementPolicy, path: str, index: LineIndex, start: int, line: str,
-                              lines: tuple[int, int] | None) -> list[Finding]:
+def requirement_line_findings(
+    policy: RequirementPolicy, path: str, index: LineIndex, start: int, line: str, lines: tuple[int, int] | None
+) -> list[Finding]:
     """Findings for one requirements line (`line`, stripped and without its comment, starts at
     offset `start`): a requirement, a location or options. `lines` are the physical lines that
     hold only it, where a dropped requirement is commented out. Requirements files and the
@@ -161,8 +192,9 @@ def index_urls(words: list[str]) -> list[str]:
     return urls
 
 
-def pip_argument_verdicts(policy: RequirementPolicy, words: list[str],
-                          resolve: Callable[[str], str | None] = lambda w: w) -> list[tuple[str, list[Verdict]]]:
+def pip_argument_verdicts(
+    policy: RequirementPolicy, words: list[str], resolve: Callable[[str], str | None] = lambda w: w
+) -> list[tuple[str, list[Verdict]]]:
     """(word as written, verdicts) for pip's arguments: index URLs and what is installed.
 
     `resolve` expands variables (a Dockerfile's ARG defaults); a word it cannot resolve
@@ -183,8 +215,12 @@ def pip_argument_verdicts(policy: RequirementPolicy, words: list[str],
                 value = words[i] if i < len(words) else ""
             resolved = resolve(value) if option in _URL_OPTIONS | _EDITABLE and value else None
             if resolved:
-                out.append((value, policy.review_url(resolved) if option in _URL_OPTIONS
-                            else argument_verdicts(policy, resolved)))
+                out.append(
+                    (
+                        value,
+                        policy.review_url(resolved) if option in _URL_OPTIONS else argument_verdicts(policy, resolved),
+                    )
+                )
         else:
             resolved = resolve(word)
             if resolved:
@@ -198,8 +234,9 @@ def pip_argument_verdicts(policy: RequirementPolicy, words: list[str],
 _RELEASE_OUTCOMES = ("releases-excluded", "releases-admitted", "vendor-build")
 
 
-def _torch_from_the_index(policy: RequirementPolicy, out: list[tuple[str, list[Verdict]]]
-                          ) -> list[tuple[str, list[Verdict]]]:
+def _torch_from_the_index(
+    policy: RequirementPolicy, out: list[tuple[str, list[Verdict]]]
+) -> list[tuple[str, list[Verdict]]]:
     """One command that installs torch (or torchvision, torchaudio) from a CUDA wheel index
     at a release the target line cannot use, or a build that must be the target's, is one
     decision, where that torch comes from: the index is named in the first such finding, with
@@ -207,16 +244,26 @@ def _torch_from_the_index(policy: RequirementPolicy, out: list[tuple[str, list[V
     ... --index-url .../cu129` had PRT421 and PRT414, a torchvision from it PRT418 and PRT414).
     An index that serves nothing else reported (an unpinned torch) stays its own finding."""
     urls = [v.subject for _, verdicts in out for v in verdicts if v.rule.params["on"] == "index-url"]
-    torch = [v for _, verdicts in out for v in verdicts
-             if v.rule.params["on"] in _RELEASE_OUTCOMES and policy.built_for_cuda(v.subject)]
+    torch = [
+        v
+        for _, verdicts in out
+        for v in verdicts
+        if v.rule.params["on"] in _RELEASE_OUTCOMES and policy.built_for_cuda(v.subject)
+    ]
     if not urls or not torch:
         return out
     # Said once, with the first of them (the family on one line is one finding, once_per_line).
     first = torch[0]
-    named = {id(first): replace(first, message=f"{first.message} It comes from the CUDA wheel index {urls[0]}.",
-                                suggestion=f"{policy.rules['index-url'].suggestion} {first.suggestion or ''}".strip())}
-    return [(word, [named.get(id(v), v) for v in verdicts if v.rule.params["on"] != "index-url"])
-            for word, verdicts in out]
+    named = {
+        id(first): replace(
+            first,
+            message=f"{first.message} It comes from the CUDA wheel index {urls[0]}.",
+            suggestion=f"{policy.rules['index-url'].suggestion} {first.suggestion or ''}".strip(),
+        )
+    }
+    return [
+        (word, [named.get(id(v), v) for v in verdicts if v.rule.params["on"] != "index-url"]) for word, verdicts in out
+    ]
 
 
 def find_requirements(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
@@ -224,4 +271,6 @@ def find_requirements(path: str, data: bytes, rules: ActiveRules) -> Found | Ski
     policy = RequirementPolicy.build(rules.rules, rules.version)
     if policy is None:
         return None
-    return text_found(path, data, "requirements", lambda text: requirement_lines_findings(policy, path, LineIndex(text)))
+    return text_found(
+        path, data, "requirements", lambda text: requirement_lines_findings(policy, path, LineIndex(text))
+    )

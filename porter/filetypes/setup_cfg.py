@@ -40,8 +40,9 @@ def setup_cfg_findings(policy: RequirementPolicy, path: str, text: str) -> list[
             continue
         if line[0] in " \t":
             if in_value:
-                findings += requirement_findings(policy, path, index, start + line.index(stripped[0]),
-                                                 start + len(line.rstrip()), (number, number))
+                findings += requirement_findings(
+                    policy, path, index, start + line.index(stripped[0]), start + len(line.rstrip()), (number, number)
+                )
             continue
         section_match = _SECTION.match(line)
         if section_match:
@@ -54,12 +55,13 @@ def setup_cfg_findings(policy: RequirementPolicy, path: str, text: str) -> list[
         if in_value:
             following = index.line_text(number + 1) if number < len(index.starts) else ""
             multi_line = following[:1] in (" ", "\t") and bool(following.strip())
-            findings += _same_line(policy, path, index, start + key.end(), line[key.end():], multi_line)
+            findings += _same_line(policy, path, index, start + key.end(), line[key.end() :], multi_line)
     return findings
 
 
-def _same_line(policy: RequirementPolicy, path: str, index: LineIndex, at: int, value: str,
-               multi_line: bool) -> list[Finding]:
+def _same_line(
+    policy: RequirementPolicy, path: str, index: LineIndex, at: int, value: str, multi_line: bool
+) -> list[Finding]:
     """Requirements on the key's own line: one, or `;`-separated when the value is one line."""
     if value.strip().startswith("file:"):
         return []  # the named file is a requirements file of its own
@@ -72,9 +74,6 @@ def _same_line(policy: RequirementPolicy, path: str, index: LineIndex, at: int, 
             findings += requirement_findings(policy, path, index, start, end, None)
         offset += len(part) + 1
     return findings
-
-
-
 
 
 def find_setup_cfg(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:

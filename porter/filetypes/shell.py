@@ -27,9 +27,6 @@ from porter.rules import ActiveRules
 KIND = "shell"
 
 
-
-
-
 def check_script(file: TextFile, script: Script, rules: ActiveRules) -> list[Finding]:
     """Every shell finding (with edits) for a parsed script; notebooks use it for `!` lines."""
     findings: list[Finding] = []

@@ -20,9 +20,6 @@ from porter.rules import ActiveRules
 KIND = "yaml"
 
 
-
-
-
 @lru_cache(maxsize=None)
 def _screen(rules: ActiveRules) -> re.Pattern[bytes]:
     return key_screen(rules.of_kind("config-key"), quoted=False)
@@ -41,5 +38,7 @@ def find_yaml(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | N
     for doc in docs:
         for hit in match_tree(doc, active):
             span = (hit.value.start, hit.value.end)
-            findings.append(file.finding(hit.rule, span, hit_message(hit), replacement=hit.replacement, subject=hit.key))
+            findings.append(
+                file.finding(hit.rule, span, hit_message(hit), replacement=hit.replacement, subject=hit.key)
+            )
     return file.found(findings, yaml_problem)

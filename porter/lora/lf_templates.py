@@ -112,7 +112,7 @@ def template_table(tree: Path, layout: str) -> dict[str, object]:
     registered = registered_templates(tree, layout)
     return {
         "about": "chat template per model for this LLaMA-Factory tree, rendered by porter; "
-                 "by_name comes from its extras/constants.py, by_model_type from porter",
+        "by_name comes from its extras/constants.py, by_model_type from porter",
         "by_name": family_templates(tree, layout, registered),
         "by_model_type": [list(entry) for entry in MODEL_TYPE_TEMPLATES if entry[2] in registered],
         "fallback": "default",

@@ -131,12 +131,14 @@ def lf_config(layout: str, facts: TargetFacts, *, deepspeed_config: str | None =
         precision: facts.lf_precision_note,
         "model_name_or_path": "a local directory: nothing is downloaded on the cluster",
         "template": "LLaMA-Factory's generic format; run_sft.sh passes the template that fits MODEL "
-                    "(templates.json) when MODEL is set and TEMPLATE is not",
+        "(templates.json) when MODEL is set and TEMPLATE is not",
     }
     if layout == LLAMAFACTORY:
         # This version accepts transformers 4.55 to 5.8; transformers 5 deprecated the ratio.
-        notes["warmup_ratio"] = ("as in this version's examples; a transformers 5 release that has "
-                                 "dropped it takes the same ratio as warmup_steps: 0.1")
+        notes["warmup_ratio"] = (
+            "as in this version's examples; a transformers 5 release that has "
+            "dropped it takes the same ratio as warmup_steps: 0.1"
+        )
     return LFConfig(layout=layout, sections=sections, notes=MappingProxyType(notes))
 
 

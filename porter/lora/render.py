@@ -55,8 +55,9 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def plan_lora(tree: Path, out_name: str, target: str, *, deepspeed: bool = False,
-              cache_dir: Path | None = None) -> list[RenderedFile]:
+def plan_lora(
+    tree: Path, out_name: str, target: str, *, deepspeed: bool = False, cache_dir: Path | None = None
+) -> list[RenderedFile]:
     """Return the files of the LoRA entry point for ``target`` without writing anything.
 
     ``tree`` is inspected (never imported) for a LLaMA-Factory layout; ``out_name`` is the
@@ -86,8 +87,15 @@ def _bytes(path: Path) -> bytes:
         return b""  # absent: template_table finds nothing there either
 
 
-def _plan(tree: Path, out_name: str, target: str, deepspeed: bool, layout: str | None, sources: list[bytes],
-          cache_dir: Path | None) -> list[RenderedFile]:
+def _plan(
+    tree: Path,
+    out_name: str,
+    target: str,
+    deepspeed: bool,
+    layout: str | None,
+    sources: list[bytes],
+    cache_dir: Path | None,
+) -> list[RenderedFile]:
     from porter.lora.llamafactory import OVERRIDES, lf_config
     from porter.lora.options import train_options
     from porter.lora.targets import target_facts
@@ -123,8 +131,10 @@ def _plan(tree: Path, out_name: str, target: str, deepspeed: bool, layout: str |
         plan.append((f"{LF_DIR}/run_sft.sh", "lf_run_sft.sh.j2", True))
         plan.append((f"{LF_DIR}/templates.json", "lf_templates.json.j2", False))
     env = _environment()
-    return [RenderedFile(relpath, env.get_template(name).render(**context), executable)
-            for relpath, name, executable in plan]
+    return [
+        RenderedFile(relpath, env.get_template(name).render(**context), executable)
+        for relpath, name, executable in plan
+    ]
 
 
 def _template_table(tree: Path, layout: str, sources: list[bytes], cache_dir: Path | None) -> dict:
@@ -133,8 +143,9 @@ def _template_table(tree: Path, layout: str, sources: list[bytes], cache_dir: Pa
     from porter.lora.lf_templates import template_table
 
     parts = [layout.encode(), *sources]  # the bytes of template_sources(tree, layout), read once by plan_lora
-    (text,) = cached_texts(cache_dir, b"\0".join(parts), "lf_templates",
-                           lambda: [json.dumps(template_table(tree, layout))])
+    (text,) = cached_texts(
+        cache_dir, b"\0".join(parts), "lf_templates", lambda: [json.dumps(template_table(tree, layout))]
+    )
     return json.loads(text)
 
 
@@ -168,8 +179,9 @@ def _differs(path: Path, data: bytes) -> bool:
         return True
 
 
-def edited_lora_files(tree: Path, out_dir: Path, target: str, *, deepspeed: bool = False,
-                      cache_dir: Path | None = None) -> list[Path]:
+def edited_lora_files(
+    tree: Path, out_dir: Path, target: str, *, deepspeed: bool = False, cache_dir: Path | None = None
+) -> list[Path]:
     """The files of ``out_dir`` that differ from what porter would write there (a train_lora.py
     edited by hand, or written by another porter), in plan order."""
     out_dir = Path(out_dir)
@@ -177,9 +189,17 @@ def edited_lora_files(tree: Path, out_dir: Path, target: str, *, deepspeed: bool
     return [out_dir / f.relpath for f in planned if _differs(out_dir / f.relpath, f.text.encode("utf-8"))]
 
 
-def render_lora(tree: Path, out_dir: Path, target: str, *, deepspeed: bool = False,
-                cache_dir: Path | None = None, root: Path | None = None, keep_edits: bool = False,
-                skip: tuple[Path, ...] = ()) -> list[Path]:
+def render_lora(
+    tree: Path,
+    out_dir: Path,
+    target: str,
+    *,
+    deepspeed: bool = False,
+    cache_dir: Path | None = None,
+    root: Path | None = None,
+    keep_edits: bool = False,
+    skip: tuple[Path, ...] = (),
+) -> list[Path]:
     """Write the LoRA entry point for ``target`` ("mlu" or "hip") into ``out_dir``.
 
     ``out_dir`` is normally ``OUT/porter_lora``. When ``tree`` is a LLaMA-Factory checkout,
@@ -207,7 +227,8 @@ def render_lora(tree: Path, out_dir: Path, target: str, *, deepspeed: bool = Fal
         if out_dir / item.relpath in skip:
             continue
         data = item.text.encode("utf-8")
-        write_beneath(base, f"{rel}/{item.relpath}" if rel else item.relpath, data,
-                      mode=0o755 if item.executable else 0o644)
+        write_beneath(
+            base, f"{rel}/{item.relpath}" if rel else item.relpath, data, mode=0o755 if item.executable else 0o644
+        )
         written.append(out_dir / item.relpath)
     return written

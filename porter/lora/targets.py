@@ -68,8 +68,7 @@ MLU = TargetFacts(
     device_module="mlu",
     vendor_import="torch_mlu",
     device_reason=(
-        "`import torch_mlu` registers the `mlu` device and `torch.mlu`; without it "
-        "`--device mlu` stops with an error"
+        "`import torch_mlu` registers the `mlu` device and `torch.mlu`; without it `--device mlu` stops with an error"
     ),
     backend="cncl",
     backend_reason="Cambricon's collective library, registered for the `mlu` device",
@@ -105,15 +104,12 @@ HIP = TargetFacts(
     device_module="cuda",
     vendor_import=None,
     device_reason=(
-        "ROCm builds of PyTorch keep the `cuda` device and `torch.cuda` on purpose; "
-        "`hip` is no device string"
+        "ROCm builds of PyTorch keep the `cuda` device and `torch.cuda` on purpose; `hip` is no device string"
     ),
     backend="nccl",
     backend_reason="the NCCL name stays on ROCm, where RCCL implements it",
     visible_devices_var="HIP_VISIBLE_DEVICES",
-    visible_devices_note=(
-        "Do not also set ROCR_VISIBLE_DEVICES: the two masks combine and can hide every card."
-    ),
+    visible_devices_note=("Do not also set ROCR_VISIBLE_DEVICES: the two masks combine and can hide every card."),
     monitor_tool="hy-smi",
     toolkit_hint="source ${DTK}/env.sh",
     default_precision="fp16",
@@ -128,8 +124,7 @@ HIP = TargetFacts(
     ),
     attention="sdpa",
     attention_reason=(
-        "flash-attn needs a ROCm/DTK build with head-size limits; PyTorch's SDPA is the "
-        "portable fallback"
+        "flash-attn needs a ROCm/DTK build with head-size limits; PyTorch's SDPA is the portable fallback"
     ),
     deepspeed_package="a ROCm/DTK build of deepspeed",
     trainer_note=None,

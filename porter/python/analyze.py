@@ -63,8 +63,12 @@ def word_screen(rules: ActiveRules | RuleSet) -> WordScreen:
     return WordScreen([w for w in words if not w.endswith("_")], [w for w in words if w.endswith("_")], inner, imported)
 
 
-def rule_findings(ctx: FileContext, rules: ActiveRules, suppressed: dict[int, frozenset[str]],
-                  used: set[tuple[int, str]] | None = None) -> list[Finding]:
+def rule_findings(
+    ctx: FileContext,
+    rules: ActiveRules,
+    suppressed: dict[int, frozenset[str]],
+    used: set[tuple[int, str]] | None = None,
+) -> list[Finding]:
     """The findings (with edits) of the Python rule kinds for one parsed file.
 
     Findings a suppression comment accepts are dropped before the finalizing kinds run
@@ -113,7 +117,9 @@ def _without_covered(ctx: FileContext, findings: list[Finding], covered_by: dict
         # Only the lines of the call's name can hold a report at it (all of them, per call,
         # was quadratic: 1.1 of an 8 MB module's 27 s).
         near = [f for line in range(start[0], end[0] + 1) for f in reports.get(line, ())]
-        reported = {f.rule for f in near if start <= (f.line, f.col) and (f.end_line or f.line, f.end_col or f.col) <= end}
+        reported = {
+            f.rule for f in near if start <= (f.line, f.col) and (f.end_line or f.line, f.end_col or f.col) <= end
+        }
         covered.update(id(f) for f in mine if covered_by[f.rule] in reported)
     return [f for f in findings if id(f) not in covered]
 
@@ -133,9 +139,13 @@ def _notes_in_tests(ctx: FileContext, findings: list[Finding], codes: frozenset[
     for f in findings:
         test = next((name for first, last, name in tests if first <= f.line <= last), None) if f.rule in codes else None
         if test is not None and f.edit is None and f.severity != "info":
-            f = replace(f, severity="info", message=f"{f.message} (in {test}, a test that needs it: "
-                                                    f"it cannot run on {ctx.target.upper()}, nothing in it to port)",
-                        suggestion=skip_the_test(test, ctx.target))
+            f = replace(
+                f,
+                severity="info",
+                message=f"{f.message} (in {test}, a test that needs it: "
+                f"it cannot run on {ctx.target.upper()}, nothing in it to port)",
+                suggestion=skip_the_test(test, ctx.target),
+            )
         out.append(f)
     return out
 
@@ -186,8 +196,7 @@ def _analysed(path: str, decoded: Decoded, rules: ActiveRules, rule_words: bool,
     except (SyntaxError, ValueError) as exc:
         where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
         return Skipped(f"does not parse as Python 3: {getattr(exc, 'msg', exc)}{where}")
-    ctx = FileContext.build(path, text, tree, rules.target, rules.version, rules.own_modules,
-                            rules.kept_constants)
+    ctx = FileContext.build(path, text, tree, rules.target, rules.version, rules.own_modules, rules.kept_constants)
     used: set[tuple[int, str]] = set()
     findings = rule_findings(ctx, rules, suppressions(text, "python"), used) if rule_words else []
     apis: tuple[tuple[str, str], ...] = ()
@@ -201,8 +210,16 @@ def _analysed(path: str, decoded: Decoded, rules: ActiveRules, rule_words: bool,
         from porter.python.codemods import codemod_findings
 
         findings += codemod_findings(path, text, ctx.index, codemod_rules)
-    return Found(text, findings, lambda new: encode_python(decoded, new), "python",
-                 lambda new: parse_problem(new, path), ctx.index, apis, used)
+    return Found(
+        text,
+        findings,
+        lambda new: encode_python(decoded, new),
+        "python",
+        lambda new: parse_problem(new, path),
+        ctx.index,
+        apis,
+        used,
+    )
 
 
 def _rewritten_as_info(ctx: FileContext, op_findings: list[Finding], findings: list[Finding]) -> list[Finding]:

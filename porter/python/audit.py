@@ -31,7 +31,9 @@ def cuda_references(source: bytes) -> list[tuple[int, str]]:
 
 def uncovered(src: Path, out: Path) -> list[str]:
     report = json.loads((out / "porter_report" / "report.json").read_text(encoding="utf-8"))
-    covered = {(f["path"], line) for f in report["findings"] for line in range(f["line"], (f.get("end_line") or f["line"]) + 1)}
+    covered = {
+        (f["path"], line) for f in report["findings"] for line in range(f["line"], (f.get("end_line") or f["line"]) + 1)
+    }
     covered |= {(entry["path"], e["line"]) for entry in report["files"] for e in entry.get("edits", [])}
     kept_modules = {f["path"] for f in report["findings"] if f["line"] and "module kept" in f["message"]}
     problems = []

@@ -48,8 +48,9 @@ def file_bindings(ctx: FileContext) -> Bindings:
         for arg in (a.vararg, a.kwarg):
             if arg is not None:
                 names.setdefault(arg.arg, []).append(None)
-    for node in ctx.nodes(ast.Assign, ast.AnnAssign, ast.NamedExpr, *_UNFOLLOWED,
-                          ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+    for node in ctx.nodes(
+        ast.Assign, ast.AnnAssign, ast.NamedExpr, *_UNFOLLOWED, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef
+    ):
         names = out.setdefault(id(enclosing_scope(ctx, node)), {})
         if isinstance(node, ast.Assign):
             for target in node.targets:

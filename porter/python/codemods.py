@@ -49,8 +49,17 @@ def _label(rule: Rule) -> str:
 
 def _run(path: str, text: str, index: LineIndex, rule: Rule) -> list[Finding]:
     def error(message: str, line: int = 1) -> list[Finding]:
-        return [Finding(rule.code, "error", path, line, 1, f"{_label(rule)} {message}",
-                        "Fix the codemod (or ignore its code for this file), then run porter again.")]
+        return [
+            Finding(
+                rule.code,
+                "error",
+                path,
+                line,
+                1,
+                f"{_label(rule)} {message}",
+                "Fix the codemod (or ignore its code for this file), then run porter again.",
+            )
+        ]
 
     try:
         new = _transform(rule, path, text)
@@ -67,17 +76,33 @@ def _run(path: str, text: str, index: LineIndex, rule: Rule) -> list[Finding]:
     except BaseException as exc:  # the user's code (sys.exit too): reported for this file, never a stop
         return error(f"raised on this file: {type(exc).__name__}: {exc}; the file is left to porter's rules")
     if again is not None and again != new:
-        line = next((n for n, (a, b) in enumerate(zip(new.splitlines(), again.splitlines()), 1) if a != b),
-                    min(len(new.splitlines()), len(again.splitlines())) + 1)
-        return error(f"is not idempotent: run on its own output it changes it again (line {line} of its output); "
-                     "its edits are not applied")
+        line = next(
+            (n for n, (a, b) in enumerate(zip(new.splitlines(), again.splitlines()), 1) if a != b),
+            min(len(new.splitlines()), len(again.splitlines())) + 1,
+        )
+        return error(
+            f"is not idempotent: run on its own output it changes it again (line {line} of its output); "
+            "its edits are not applied"
+        )
     findings = []
     message = rule.message or rule.summary
     for start, end, replacement in span_edits(text, new):
         (line, col), (end_line, end_col) = index.line_col(start), index.line_col(end)
-        findings.append(Finding(rule.code, rule.severity, path, line, col, message, rule.suggestion,
-                                Edit(rule.code, start, end, replacement), end_line, end_col,
-                                subject=rule.params["class"]))
+        findings.append(
+            Finding(
+                rule.code,
+                rule.severity,
+                path,
+                line,
+                col,
+                message,
+                rule.suggestion,
+                Edit(rule.code, start, end, replacement),
+                end_line,
+                end_col,
+                subject=rule.params["class"],
+            )
+        )
     return findings
 
 
@@ -121,13 +146,15 @@ def span_edits(before: str, after: str) -> list[tuple[int, int, str]]:
             continue
         # A block of as many lines before as after is changed line by line: each edit stays on
         # its line, where a suppression comment of that line can accept it.
-        pairs = [(i, i + 1, j, j + 1) for i, j in zip(range(i1, i2), range(j1, j2))] \
-            if i2 - i1 == j2 - j1 else [(i1, i2, j1, j2)]
+        pairs = (
+            [(i, i + 1, j, j + 1) for i, j in zip(range(i1, i2), range(j1, j2))]
+            if i2 - i1 == j2 - j1
+            else [(i1, i2, j1, j2)]
+        )
         for p1, p2, q1, q2 in pairs:
             old, new = "".join(a[p1:p2]), "".join(b[q1:q2])
             prefix = len(os.path.commonprefix([old, new]))
             suffix = len(os.path.commonprefix([old[prefix:][::-1], new[prefix:][::-1]]))
             if old != new:
-                edits.append((starts[p1] + prefix, starts[p2] - suffix, new[prefix:len(new) - suffix]))
+                edits.append((starts[p1] + prefix, starts[p2] - suffix, new[prefix : len(new) - suffix]))
     return edits
-

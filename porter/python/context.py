@@ -19,8 +19,28 @@ from porter.core.textio import LineIndex
 # Fields that never hold a node, or hold shared singletons no kind looks up by type or
 # parent: `ctx` (Load/Store), `op`/`ops` (Add, Not, Eq...: read from their BinOp, UnaryOp,
 # BoolOp, AugAssign or Compare).
-_LEAF_FIELDS = frozenset({"id", "ctx", "attr", "arg", "name", "module", "level", "kind", "type_comment",
-                          "conversion", "is_async", "asname", "n", "s", "simple", "tag", "op", "ops"})
+_LEAF_FIELDS = frozenset(
+    {
+        "id",
+        "ctx",
+        "attr",
+        "arg",
+        "name",
+        "module",
+        "level",
+        "kind",
+        "type_comment",
+        "conversion",
+        "is_async",
+        "asname",
+        "n",
+        "s",
+        "simple",
+        "tag",
+        "op",
+        "ops",
+    }
+)
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -63,9 +83,16 @@ class FileContext:
     derived: dict[str, object] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, path: str, text: str, tree: ast.Module, target: str, version: str | None = None,
-              own_modules: frozenset[str] = frozenset(), kept_constants: frozenset[tuple[str, str]] = frozenset()
-              ) -> FileContext:
+    def build(
+        cls,
+        path: str,
+        text: str,
+        tree: ast.Module,
+        target: str,
+        version: str | None = None,
+        own_modules: frozenset[str] = frozenset(),
+        kept_constants: frozenset[tuple[str, str]] = frozenset(),
+    ) -> FileContext:
         parents: dict[ast.AST, ast.AST] = {}
         by_type: dict[type, list[ast.AST]] = defaultdict(list)
         # A hand-rolled walk over only the fields that can hold nodes (see _child_fields):
@@ -96,11 +123,10 @@ class FileContext:
                         setattr(node, name, value)
                     parents[value] = node
                     push(value)
-        imports = ImportMap.from_nodes(
-            by_type.get(ast.Import, []) + by_type.get(ast.ImportFrom, []), tree.body
+        imports = ImportMap.from_nodes(by_type.get(ast.Import, []) + by_type.get(ast.ImportFrom, []), tree.body)
+        return cls(
+            path, text, tree, LineIndex(text), imports, parents, by_type, target, version, own_modules, kept_constants
         )
-        return cls(path, text, tree, LineIndex(text), imports, parents, by_type, target, version, own_modules,
-                   kept_constants)
 
     @cached_property
     def import_chains(self) -> list[tuple[ast.AST, str]]:
@@ -191,13 +217,33 @@ class FileContext:
             message = f"{message or rule.summary} (porter could not locate the text safely; change it by hand)"
             severity = "warning"
         edit_span = edit_span or (start, end)
-        return span_finding(rule, self.path, self.index, (start, end), message, replacement=replacement,
-                            edit_span=edit_span, suggestion=suggestion, subject=subject, severity=severity)
+        return span_finding(
+            rule,
+            self.path,
+            self.index,
+            (start, end),
+            message,
+            replacement=replacement,
+            edit_span=edit_span,
+            suggestion=suggestion,
+            subject=subject,
+            severity=severity,
+        )
 
 
-def span_finding(rule: Rule, path: str, index: LineIndex, span: tuple[int, int], message: str | None = None, *,
-                 replacement: str | None = None, edit_span: tuple[int, int] | None = None,
-                 suggestion: str | None = None, subject: str | None = None, severity: str | None = None) -> Finding:
+def span_finding(
+    rule: Rule,
+    path: str,
+    index: LineIndex,
+    span: tuple[int, int],
+    message: str | None = None,
+    *,
+    replacement: str | None = None,
+    edit_span: tuple[int, int] | None = None,
+    suggestion: str | None = None,
+    subject: str | None = None,
+    severity: str | None = None,
+) -> Finding:
     """A finding of `rule` at a character span of a file (every file type makes them here);
     with an edit of `edit_span` (default: the span) when `replacement` is set."""
     start, end = span

@@ -39,8 +39,12 @@ def one_per_decision(ctx: FileContext, findings: list[Finding], decisions: dict[
             return None
         return decisions[f.rule], scope(f.line), f.severity == "info"
 
-    return merged_repeats(findings, key, lambda lead, rest: _one_decision(lead, rest, decisions[lead.rule]),
-                          lead=lambda f: (SEVERITIES.index(f.severity), f.line, f.col))
+    return merged_repeats(
+        findings,
+        key,
+        lambda lead, rest: _one_decision(lead, rest, decisions[lead.rule]),
+        lead=lambda f: (SEVERITIES.index(f.severity), f.line, f.col),
+    )
 
 
 def _functions(ctx: FileContext) -> list[tuple[int, int]]:
@@ -51,6 +55,9 @@ def _functions(ctx: FileContext) -> list[tuple[int, int]]:
 def _one_decision(lead: Finding, rest: list[Finding], decision: str) -> str:
     lines = sorted({f.line for f in rest} - {lead.line})
     where = (["on this line"] if any(f.line == lead.line for f in rest) else []) + (
-        [f"at line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"] if lines else [])
+        [f"at line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"] if lines else []
+    )
     codes = ", ".join(sorted({f.rule for f in rest}))
-    return f"{lead.message.rstrip('.')}. The same decision ({decision}) is also written {' and '.join(where)} ({codes})."
+    return (
+        f"{lead.message.rstrip('.')}. The same decision ({decision}) is also written {' and '.join(where)} ({codes})."
+    )

@@ -35,9 +35,33 @@ from porter.rules import Rule
 KIND = "op-table"
 _OTHER_DEVICES = (*(f"torch.{device}" for device in OTHER_DEVICES), "torch.backends.mps")
 _OTHER_DEVICE_PREFIXES = tuple(d + "." for d in _OTHER_DEVICES)
-_DTYPES = {"float", "double", "half", "bfloat16", "float16", "float32", "float64", "long", "int", "short",
-           "bool", "uint8", "int8", "int16", "int32", "int64", "cfloat", "cdouble", "complex64",
-           "complex128", "float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64"}
+_DTYPES = {
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "float16",
+    "float32",
+    "float64",
+    "long",
+    "int",
+    "short",
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "cfloat",
+    "cdouble",
+    "complex64",
+    "complex128",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "uint16",
+    "uint32",
+    "uint64",
+}
 
 
 @dataclass(frozen=True)
@@ -110,7 +134,9 @@ def _holds(ctx: FileContext, use: ApiUse, triggers: tuple[str, ...]) -> bool:
             value = keywords.get(name)
             if isinstance(value, ast.Constant) and value.value == ast.literal_eval(literal):
                 return True
-        elif trigger in keywords and not (isinstance(keywords[trigger], ast.Constant) and keywords[trigger].value is None):
+        elif trigger in keywords and not (
+            isinstance(keywords[trigger], ast.Constant) and keywords[trigger].value is None
+        ):
             if trigger == "generator" and _cpu_generator(ctx, keywords[trigger]):
                 continue  # the limitation is about a device generator (litgpt's torch.Generator().manual_seed(s))
             return True
@@ -125,8 +151,9 @@ def _cpu_generator(ctx: FileContext, node: ast.AST) -> bool:
     if not values:
         return False
     for value in values:
-        while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-               and value.func.attr == "manual_seed"):
+        while (
+            isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "manual_seed"
+        ):
             value = value.func.value
         if not (isinstance(value, ast.Call) and ctx.imports.resolve(value.func) == "torch.Generator"):
             return False
@@ -158,7 +185,7 @@ def _argument_is(ctx: FileContext, node: ast.AST, name: str) -> bool:
     if name != "dtype":
         return qual == name
     if qual is not None:
-        return qual.startswith("torch.") and qual[len("torch."):] in _DTYPES
+        return qual.startswith("torch.") and qual[len("torch.") :] in _DTYPES
     if isinstance(node, ast.Attribute):
         return node.attr == "dtype"
     if not isinstance(node, ast.Name):
@@ -215,8 +242,13 @@ def _type_tested(ctx: FileContext, node: ast.AST) -> bool:
     parent = ctx.parents.get(node)
     if isinstance(parent, ast.Tuple):
         node, parent = parent, ctx.parents.get(parent)
-    return (isinstance(parent, ast.Call) and len(parent.args) == 2 and parent.args[1] is node
-            and isinstance(parent.func, ast.Name) and parent.func.id in _TYPE_TESTS)
+    return (
+        isinstance(parent, ast.Call)
+        and len(parent.args) == 2
+        and parent.args[1] is node
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in _TYPE_TESTS
+    )
 
 
 def _is_api(qual: str) -> bool:

@@ -118,4 +118,3 @@ def parses_in_pieces(text: str, path: str) -> bool:
         return True
 
     return _pieces(text, size, takes)
-

@@ -21,17 +21,22 @@ Answer = tuple[Kind, Certainty] | None
 
 _TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
 _TENSOR_TYPES = {"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"} | {
-    f"torch.{t}Tensor" for t in ("Float", "Long", "Bool", "Half", "BFloat16", "Int", "Double")}
+    f"torch.{t}Tensor" for t in ("Float", "Long", "Bool", "Half", "BFloat16", "Int", "Double")
+}
 # Callables of torch and its tensor namespaces that return something other than one tensor.
-_NOT_TENSOR = set("""device dtype no_grad enable_grad inference_mode set_grad_enabled autocast load save
+_NOT_TENSOR = set(
+    """device dtype no_grad enable_grad inference_mode set_grad_enabled autocast load save
     compile manual_seed seed initial_seed is_tensor is_floating_point is_complex numel get_default_dtype
     set_default_dtype finfo iinfo get_rng_state set_rng_state is_grad_enabled use_deterministic_algorithms
     typename broadcast_shapes split chunk unbind meshgrid tensor_split hsplit vsplit dsplit sort topk
-    kthvalue std_mean var_mean aminmax frexp histogram lu svd qr slogdet eig eigh lstsq lu_factor""".split())
+    kthvalue std_mean var_mean aminmax frexp histogram lu svd qr slogdet eig eigh lstsq lu_factor""".split()
+)
 # Tensor methods whose result is not one tensor.
-_NOT_TENSOR_METHODS = _NOT_TENSOR | set("""item tolist numpy size dim ndimension nelement data_ptr
+_NOT_TENSOR_METHODS = _NOT_TENSOR | set(
+    """item tolist numpy size dim ndimension nelement data_ptr
     element_size stride storage untyped_storage is_contiguous get_device type equal register_hook
-    backward storage_offset""".split())
+    backward storage_offset""".split()
+)
 _TENSOR_ATTRS = {"T", "mT", "H", "mH", "data", "grad", "real", "imag"}
 # Module methods that return the module itself.
 _SELF_METHODS = set("to cuda mlu cpu half float double bfloat16 train eval requires_grad_ to_empty type apply".split())

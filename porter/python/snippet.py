@@ -36,7 +36,7 @@ def _statement_end(tree: ast.Module, index: LineIndex, anchor: str, line: int) -
     for node in tree.body:
         if isinstance(node, ast.Import) and node.lineno == line and any(a.name == anchor for a in node.names):
             end = index.node_span(node)[1]
-            if index.line_text(line)[index.line_col(end)[1] - 1:].strip():
+            if index.line_text(line)[index.line_col(end)[1] - 1 :].strip():
                 return end
     return None
 
@@ -48,7 +48,12 @@ def _place_imports(text: str, tree: ast.Module, findings: list[Finding], inserte
     for finding in findings:
         edit = finding.edit
         rule = inserters.get(finding.rule)
-        if edit is not None and rule is not None and edit.start == edit.end and edit.replacement.lstrip().startswith("import "):
+        if (
+            edit is not None
+            and rule is not None
+            and edit.start == edit.end
+            and edit.replacement.lstrip().startswith("import ")
+        ):
             module, anchor = rule.params["module"], rule.params["when_importing"]
             line = index.line_col(edit.start - 1 if edit.replacement[:1] in "\r\n" else edit.start)[0]
             end = _statement_end(tree, index, anchor, line)
@@ -84,8 +89,7 @@ def _findings(path: str, text: str, rules: ActiveRules) -> tuple[list[Finding], 
         tree = parse(text, path)
     except (SyntaxError, ValueError):
         return None
-    ctx = FileContext.build(path, text, tree, rules.target, rules.version, rules.own_modules,
-                            rules.kept_constants)
+    ctx = FileContext.build(path, text, tree, rules.target, rules.version, rules.own_modules, rules.kept_constants)
     findings = rule_findings(ctx, rules, suppressions(text, "python"))
     inserters = {r.code: r for r in rules.of_kind("import-insert")}
     return _place_imports(text, tree, findings, inserters), ctx.index

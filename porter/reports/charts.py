@@ -44,7 +44,11 @@ def _bars(counts: list[tuple[str, int]], tone, name=lambda _: "", href=lambda _:
 def _rest(counted: Counter, what: str) -> str:
     """What the TOP bars leave out: "and 3 more folders with 7 findings", or ""."""
     left = sorted(counted.values(), reverse=True)[TOP:]
-    return f"and {len(left)} more {what}{'s' * (len(left) > 1)} with {sum(left)} finding{'s' * (sum(left) > 1)}" if left else ""
+    return (
+        f"and {len(left)} more {what}{'s' * (len(left) > 1)} with {sum(left)} finding{'s' * (sum(left) > 1)}"
+        if left
+        else ""
+    )
 
 
 def _title(what: str, counted: Counter) -> str:
@@ -68,19 +72,44 @@ def charts(report: dict) -> list[Chart]:
     out = []
     if findings:
         severity = Counter(f["severity"] for f in findings)
-        out.append(Chart("severity", "Findings by severity",
-                         _bars([(s, severity[s]) for s in SEVERITY_ORDER], lambda s: f"tone-{s}")))
+        out.append(
+            Chart(
+                "severity",
+                "Findings by severity",
+                _bars([(s, severity[s]) for s in SEVERITY_ORDER], lambda s: f"tone-{s}"),
+            )
+        )
         by_rule = Counter(f["rule"] for f in findings)
-        out.append(Chart("rule", _title("Findings by rule", by_rule),
-                         _bars(_busiest(by_rule), lambda _: "tone-rule", lambda c: rules.get(c, {}).get("name", ""),
-                               lambda c: f"#rule-{c}"),
-                         _rest(by_rule, "rule")))
+        out.append(
+            Chart(
+                "rule",
+                _title("Findings by rule", by_rule),
+                _bars(
+                    _busiest(by_rule),
+                    lambda _: "tone-rule",
+                    lambda c: rules.get(c, {}).get("name", ""),
+                    lambda c: f"#rule-{c}",
+                ),
+                _rest(by_rule, "rule"),
+            )
+        )
         by_folder = Counter(folder(f["path"]) for f in findings)
-        out.append(Chart("folder", _title("Findings by folder", by_folder),
-                         _bars(_busiest(by_folder), lambda _: "tone-folder"), _rest(by_folder, "folder")))
+        out.append(
+            Chart(
+                "folder",
+                _title("Findings by folder", by_folder),
+                _bars(_busiest(by_folder), lambda _: "tone-folder"),
+                _rest(by_folder, "folder"),
+            )
+        )
     apis = report.get("summary", {}).get("apis_by_status") or {}
     if any(apis.values()):
         order = [s for s in API_STATUSES if s in apis] + sorted(set(apis) - set(API_STATUSES))
-        out.append(Chart("apis", f"torch APIs used, by support on {report.get('target', 'the target')}",
-                         _bars([(s, apis[s]) for s in order], lambda s: f"tone-api-{s}")))
+        out.append(
+            Chart(
+                "apis",
+                f"torch APIs used, by support on {report.get('target', 'the target')}",
+                _bars([(s, apis[s]) for s in order], lambda s: f"tone-api-{s}"),
+            )
+        )
     return out

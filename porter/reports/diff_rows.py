@@ -21,7 +21,9 @@ _ROW_START = {"-": '<tr class="del"', "+": '<tr class="add"'}  # a context row h
 
 def escape(text: str) -> str:
     """What the template's autoescape writes (markupsafe's entities), as a plain string."""
-    return text.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;").replace("'", "&#39;").replace('"', "&#34;")
+    return (
+        text.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;").replace("'", "&#39;").replace('"', "&#34;")
+    )
 
 
 def escape_text(text: str) -> str:
@@ -37,11 +39,13 @@ def _rule_link(code: str) -> str:
 def finding_box(f: dict) -> str:
     """One finding as the page shows it inside a diff: severity, code, where, message, suggestion."""
     suggestion = f.get("suggestion") or ""
-    return (f'<div class="fnd fnd-{escape(f["severity"])}"><span class="sev sev-{escape(f["severity"])}">'
-            f'{escape(f["severity"])}</span> {_rule_link(f["rule"])} <span class="muted">line {f["line"]}:{f["col"]}</span> '
-            f'<span class="msg">{escape(f["message"])}</span>'
-            + (f'<div class="sugg"><span class="muted">suggestion:</span> {escape(suggestion)}</div>' if suggestion else "")
-            + "</div>")
+    return (
+        f'<div class="fnd fnd-{escape(f["severity"])}"><span class="sev sev-{escape(f["severity"])}">'
+        f'{escape(f["severity"])}</span> {_rule_link(f["rule"])} <span class="muted">line {f["line"]}:{f["col"]}</span> '
+        f'<span class="msg">{escape(f["message"])}</span>'
+        + (f'<div class="sugg"><span class="muted">suggestion:</span> {escape(suggestion)}</div>' if suggestion else "")
+        + "</div>"
+    )
 
 
 def by_line(findings: Iterable[dict]) -> dict[int, list[dict]]:
@@ -66,8 +70,10 @@ def rows(ident: str, lines, findings: dict[int, list[dict]]) -> Markup:
         boxes = findings.pop(old, None) if old else None
         anchor = f' id="{escape(ident)}-L{old}"' if boxes else ""
         rules = "".join(f"{_rule_link(c)} " for c in line.rules)
-        out.append(f'\n{_ROW_START.get(line.kind, "<tr")}{anchor}><td>{line.old or ""}</td><td>{line.new or ""}</td>'
-                   f'<td>{rules}</td><td>{escape_text(line.kind)}</td><td class="c">{escape_text(line.text)}</td></tr>')
+        out.append(
+            f"\n{_ROW_START.get(line.kind, '<tr')}{anchor}><td>{line.old or ''}</td><td>{line.new or ''}</td>"
+            f'<td>{rules}</td><td>{escape_text(line.kind)}</td><td class="c">{escape_text(line.text)}</td></tr>'
+        )
         if boxes:
             out.append(f'\n<tr class="fnds"><td colspan="5">{"".join(finding_box(f) for f in boxes)}</td></tr>')
     return Markup("".join(out))

@@ -44,9 +44,19 @@ def _diffs(report: dict, patch: bytes | None) -> list[dict]:
         shown = [{"header": h.header, "rules": h.rules, "rows": diff_rows.rows(ident, h.lines, left)} for h in hunks]
         outside = Markup("".join(diff_rows.finding_box(f) for line in sorted(left) for f in left[line]))
         placed = {f["line"] for f in own} - left.keys()  # the lines with an id
-        diffs.append({"id": ident, "path": path, "edits": len(edits), "hunks": shown, "outside": outside,
-                      "findings": len(own), "rules": sorted({e["rule"] for e in edits}),
-                      "python": path.endswith((".py", ".pyi")), "placed": placed})
+        diffs.append(
+            {
+                "id": ident,
+                "path": path,
+                "edits": len(edits),
+                "hunks": shown,
+                "outside": outside,
+                "findings": len(own),
+                "rules": sorted({e["rule"] for e in edits}),
+                "python": path.endswith((".py", ".pyi")),
+                "placed": placed,
+            }
+        )
     return diffs
 
 
@@ -80,13 +90,22 @@ def render_html(report: dict, patch: bytes | None = None) -> str:
     diffs = _diffs(report, patch)
     findings = report["findings"]
     return env.get_template("report.html.j2").render(
-        r=report, stats=compute_stats(report), severities=SEVERITY_ORDER, charts=charts(report),
-        rows=rows, review=[needs_review(row) for row in rows],
+        r=report,
+        stats=compute_stats(report),
+        severities=SEVERITY_ORDER,
+        charts=charts(report),
+        rows=rows,
+        review=[needs_review(row) for row in rows],
         odd=[row for row in rows if row["status"] in ("skipped", "failed")],
-        diffs=diffs, diff_ids={d["path"]: d["id"] for d in diffs}, from_patch=patch is not None,
+        diffs=diffs,
+        diff_ids={d["path"]: d["id"] for d in diffs},
+        from_patch=patch is not None,
         anchors=_finding_anchors(findings, diffs),
-        finding_codes=sorted({f["rule"] for f in findings}), finding_paths=sorted({f["path"] for f in findings}),
-        css=css, js=js, csp=f"default-src 'none'; style-src {_csp_hash(css)}; script-src {_csp_hash(js)}",
+        finding_codes=sorted({f["rule"] for f in findings}),
+        finding_paths=sorted({f["path"] for f in findings}),
+        css=css,
+        js=js,
+        csp=f"default-src 'none'; style-src {_csp_hash(css)}; script-src {_csp_hash(js)}",
     )
 
 

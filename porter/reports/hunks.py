@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
-_C_ESCAPE = re.compile(rb'\\([0-7]{3}|.)', re.DOTALL)
+_C_ESCAPE = re.compile(rb"\\([0-7]{3}|.)", re.DOTALL)
 _C_CHARS = {b"a": b"\a", b"b": b"\b", b"t": b"\t", b"n": b"\n", b"v": b"\v", b"f": b"\f", b"r": b"\r"}
 
 
@@ -45,8 +45,10 @@ def _decode(hunks: list[tuple[str, int, int, list]]) -> list[tuple[str, int, int
             data.decode(encoding)
     except (LookupError, UnicodeDecodeError):
         encoding = "utf-8"
-    return [(header, start, n, [(k, o, nw, d.decode(encoding, errors="replace").rstrip("\r")) for k, o, nw, d in lines])
-            for header, start, n, lines in hunks]
+    return [
+        (header, start, n, [(k, o, nw, d.decode(encoding, errors="replace").rstrip("\r")) for k, o, nw, d in lines])
+        for header, start, n, lines in hunks
+    ]
 
 
 def new_name(header: bytes) -> str | None:
@@ -58,8 +60,10 @@ def new_name(header: bytes) -> str | None:
     the scan read the name."""
     name = header[4:]
     if name.startswith(b'"'):
-        body = name[1:name.rindex(b'"')] if name.count(b'"') > 1 else name[1:]
-        name = _C_ESCAPE.sub(lambda m: bytes([int(m[1], 8) & 0xFF]) if len(m[1]) == 3 else _C_CHARS.get(m[1], m[1]), body)
+        body = name[1 : name.rindex(b'"')] if name.count(b'"') > 1 else name[1:]
+        name = _C_ESCAPE.sub(
+            lambda m: bytes([int(m[1], 8) & 0xFF]) if len(m[1]) == 3 else _C_CHARS.get(m[1], m[1]), body
+        )
     else:
         name = name.rstrip(b"\t")
     if not name.startswith(b"b/"):
@@ -124,9 +128,17 @@ def hunks_from_patch(parsed: list[tuple[str, int, int, list]], edits: list[dict]
     by_line: dict[int, set[str]] = {}
     for e in edits:
         by_line.setdefault(e["line"], set()).add(e["rule"])
-    return [Hunk(header, tuple(sorted(codes[k])), tuple(
-        DiffLine(kind, old, new, text, tuple(sorted(by_line.get(old, ()))) if kind != "+" else ())
-        for kind, old, new, text in lines)) for k, (header, _, _, lines) in enumerate(parsed)]
+    return [
+        Hunk(
+            header,
+            tuple(sorted(codes[k])),
+            tuple(
+                DiffLine(kind, old, new, text, tuple(sorted(by_line.get(old, ()))) if kind != "+" else ())
+                for kind, old, new, text in lines
+            ),
+        )
+        for k, (header, _, _, lines) in enumerate(parsed)
+    ]
 
 
 def hunks_from_edits(edits: list[dict]) -> list[Hunk]:
@@ -142,6 +154,8 @@ def hunks_from_edits(edits: list[dict]) -> list[Hunk]:
     for line, group in sorted(grouped.items()):
         rules = tuple(sorted({e["rule"] for e in group}))
         body = [DiffLine("-", line, None, group[0]["before"], rules)]
-        body += [DiffLine("+", None, None, text, (e["rule"],)) for e in group for text in e["after"].splitlines() or [""]]
+        body += [
+            DiffLine("+", None, None, text, (e["rule"],)) for e in group for text in e["after"].splitlines() or [""]
+        ]
         hunks.append(Hunk(f"@@ line {line} @@", rules, tuple(body)))
     return hunks

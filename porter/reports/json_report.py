@@ -74,10 +74,17 @@ def build_report(run: RunResult, rules: RuleSet, out: Path | None, extra_finding
         "files": files,
         "findings": [finding_dict(f) for f in sorted(findings, key=lambda f: (f.path, f.line, f.col, f.rule))],
         "rules": {
-            r.code: {"name": r.name, "summary": r.summary, "why": r.why, "severity": r.severity,
-                     "applicability": r.applicability, "fix": r.fix,
-                     "examples": [plain(e) for e in r.examples]}
-            for r in rules.rules if r.code in used
+            r.code: {
+                "name": r.name,
+                "summary": r.summary,
+                "why": r.why,
+                "severity": r.severity,
+                "applicability": r.applicability,
+                "fix": r.fix,
+                "examples": [plain(e) for e in r.examples],
+            }
+            for r in rules.rules
+            if r.code in used
         },
         "left_out": left_out_dict(run),
     }

@@ -33,28 +33,43 @@ def _table(headers: list[str], rows: list[list[object]]) -> list[str]:
 def _summary(st: dict) -> list[str]:
     f, ref, ln, sev = st["files"], st["references"], st["lines"], st["findings_by_severity"]
     out = ["## Summary", ""]
-    out += _table(["files scanned", "changed", "unchanged", "skipped", "failed"],
-                  [[f["scanned"], f["changed"], f["unchanged"], f["skipped"], f["failed"]]])
-    out += _table(["CUDA references found", "converted", "left as findings", "conversion rate"],
-                  [[ref["found"], ref["converted"], ref["findings"], percent(ref["rate"])]])
+    out += _table(
+        ["files scanned", "changed", "unchanged", "skipped", "failed"],
+        [[f["scanned"], f["changed"], f["unchanged"], f["skipped"], f["failed"]]],
+    )
+    out += _table(
+        ["CUDA references found", "converted", "left as findings", "conversion rate"],
+        [[ref["found"], ref["converted"], ref["findings"], percent(ref["rate"])]],
+    )
     if st["op_table_findings"]:
         out += [f"Op-table findings (9xx, not counted as CUDA references): {st['op_table_findings']}", ""]
     if st["cuda_sources"]:
         out += [st["cuda_sources"]["sentence"], ""]
     if st["left_out"]:
         out += [cell(st["left_out"]["sentence"]), ""]
-    out += _table(["lines changed", "lines scanned", "share changed"],
-                  [[ln["changed"], "n/a" if ln["scanned"] is None else ln["scanned"], percent(ln["share"])]])
+    out += _table(
+        ["lines changed", "lines scanned", "share changed"],
+        [[ln["changed"], "n/a" if ln["scanned"] is None else ln["scanned"], percent(ln["share"])]],
+    )
     out += _table([*SEVERITY_ORDER, "findings"], [[*(sev[k] for k in SEVERITY_ORDER), st["findings"]]])
     if st["apis_by_status"]:
-        out += _table(["APIs used, by support status", "count"], [[cell(k), n] for k, n in st["apis_by_status"].items()])
+        out += _table(
+            ["APIs used, by support status", "count"], [[cell(k), n] for k, n in st["apis_by_status"].items()]
+        )
     if st["edits_by_rule"]:
         out += [f"### Edits by rule ({st['edits']})", ""]
-        out += _table(["rule", "name", "edits"], [[cell(r["code"]), cell(r["name"]), r["count"]] for r in st["edits_by_rule"]])
+        out += _table(
+            ["rule", "name", "edits"], [[cell(r["code"]), cell(r["name"]), r["count"]] for r in st["edits_by_rule"]]
+        )
     if st["findings_by_rule"]:
         out += [f"### Findings by rule ({st['findings']})", ""]
-        out += _table(["rule", "name", *SEVERITY_ORDER, "total"],
-                      [[cell(r["code"]), cell(r["name"]), *(r[k] for k in SEVERITY_ORDER), r["total"]] for r in st["findings_by_rule"]])
+        out += _table(
+            ["rule", "name", *SEVERITY_ORDER, "total"],
+            [
+                [cell(r["code"]), cell(r["name"]), *(r[k] for k in SEVERITY_ORDER), r["total"]]
+                for r in st["findings_by_rule"]
+            ],
+        )
     return out
 
 
@@ -65,9 +80,19 @@ def _files(report: dict) -> list[str]:
     if len(shown) < len(rows):
         out += [f"{len(rows) - len(shown)} unchanged files without findings are not listed.", ""]
     if shown:
-        out += _table(["file", "kind", "status", "edits", *SEVERITY_ORDER],
-                      [[cell(r["path"], code=True), cell(r["kind"]), cell(r["status"]), r["edits"], *(r[k] for k in SEVERITY_ORDER)]
-                       for r in shown])
+        out += _table(
+            ["file", "kind", "status", "edits", *SEVERITY_ORDER],
+            [
+                [
+                    cell(r["path"], code=True),
+                    cell(r["kind"]),
+                    cell(r["status"]),
+                    r["edits"],
+                    *(r[k] for k in SEVERITY_ORDER),
+                ]
+                for r in shown
+            ],
+        )
     return out
 
 
@@ -76,11 +101,25 @@ def _constraints(report: dict) -> list[str]:
     env = report.get("constraints")
     if not env:
         return []
-    lines = ["## Environment", "",
-             cell(f"{env['file']}: pass it to pip on the target container "
-                  f"(pip install -r requirements.txt -c porter_report/{env['file']}). {env['derived']}"), ""]
-    rows = [[cell(c["name"], code=True), cell(c.get("specifier") or "not installed", code=True),
-             cell(c.get("pinned") or "", code=True), cell(c["why"]), cell(c.get("source") or "")] for c in env["rows"]]
+    lines = [
+        "## Environment",
+        "",
+        cell(
+            f"{env['file']}: pass it to pip on the target container "
+            f"(pip install -r requirements.txt -c porter_report/{env['file']}). {env['derived']}"
+        ),
+        "",
+    ]
+    rows = [
+        [
+            cell(c["name"], code=True),
+            cell(c.get("specifier") or "not installed", code=True),
+            cell(c.get("pinned") or "", code=True),
+            cell(c["why"]),
+            cell(c.get("source") or ""),
+        ]
+        for c in env["rows"]
+    ]
     return lines + (_table(["distribution", "constraint", "repository's pin", "why", "source"], rows) if rows else [])
 
 
@@ -93,23 +132,50 @@ def render_markdown(report: dict) -> str:
     changed = [f for f in report["files"] if f.get("edits")]
     if changed:
         lines += ["## Edits", ""]
-        lines += _table(["where", "rule", "before", "after"],
-                        [[cell(f["path"], code=True) + f":{cell(e['line'])}", cell(e["rule"]), cell(e["before"], code=True), cell(e["after"], code=True)]
-                         for f in changed for e in f["edits"]])
+        lines += _table(
+            ["where", "rule", "before", "after"],
+            [
+                [
+                    cell(f["path"], code=True) + f":{cell(e['line'])}",
+                    cell(e["rule"]),
+                    cell(e["before"], code=True),
+                    cell(e["after"], code=True),
+                ]
+                for f in changed
+                for e in f["edits"]
+            ],
+        )
     if report["findings"]:
         lines += ["## Findings", ""]
-        lines += _table(["severity", "rule", "where", "message", "suggestion"],
-                        [[cell(f["severity"]), cell(f["rule"]), cell(f["path"], code=True) + f":{cell(f['line'])}:{cell(f['col'])}", cell(f["message"]),
-                          cell(f.get("suggestion") or "")] for f in report["findings"]])
+        lines += _table(
+            ["severity", "rule", "where", "message", "suggestion"],
+            [
+                [
+                    cell(f["severity"]),
+                    cell(f["rule"]),
+                    cell(f["path"], code=True) + f":{cell(f['line'])}:{cell(f['col'])}",
+                    cell(f["message"]),
+                    cell(f.get("suggestion") or ""),
+                ]
+                for f in report["findings"]
+            ],
+        )
     lines += _constraints(report)
     odd = [f for f in report["files"] if f["status"] in ("skipped", "failed")]
     if odd:
         lines += ["## Skipped and failed files", ""]
-        lines += _table(["file", "status", "reason"], [[cell(f["path"], code=True), cell(f["status"]), cell(f.get("reason", ""))] for f in odd])
+        lines += _table(
+            ["file", "status", "reason"],
+            [[cell(f["path"], code=True), cell(f["status"]), cell(f.get("reason", ""))] for f in odd],
+        )
     rules = report.get("rules", {})
     if rules:
         lines += ["## Rules", ""]
-        lines += _table(["rule", "name", "summary", "why"],
-                        [[cell(code), cell(r.get("name", ""), code=True), cell(r.get("summary", "")), cell(r.get("why", ""))]
-                         for code, r in sorted(rules.items())])
+        lines += _table(
+            ["rule", "name", "summary", "why"],
+            [
+                [cell(code), cell(r.get("name", ""), code=True), cell(r.get("summary", "")), cell(r.get("why", ""))]
+                for code, r in sorted(rules.items())
+            ],
+        )
     return "\n".join(lines)

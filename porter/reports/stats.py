@@ -13,8 +13,10 @@ SEVERITY_ORDER = ("error", "warning", "info")
 # CUDA C++ sources: porter converts Python, scripts and configs, never kernels; the summary says
 # how many the tree holds, so that a conversion rate is not read as covering them.
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
-KERNEL_PORT = {"mlu": "a port to BANG C (built with torch_mlu.utils.cpp_extension)",
-               "hip": "hipify (hipify-perl or hipify-clang), then a build with hipcc"}
+KERNEL_PORT = {
+    "mlu": "a port to BANG C (built with torch_mlu.utils.cpp_extension)",
+    "hip": "hipify (hipify-perl or hipify-clang), then a build with hipcc",
+}
 OP_TABLE_BAND = "9"  # PRT9xx: op-table findings are about torch API support, not CUDA use
 
 
@@ -72,8 +74,12 @@ def compute_stats(report: dict) -> dict:
         "findings": s["findings"],
         "findings_by_severity": {k: s["findings_by_severity"].get(k, 0) for k in SEVERITY_ORDER},
         "findings_by_rule": [
-            {"code": code, "name": rules.get(code, {}).get("name", ""), "total": sum(c.values()),
-             **{k: c.get(k, 0) for k in SEVERITY_ORDER}}
+            {
+                "code": code,
+                "name": rules.get(code, {}).get("name", ""),
+                "total": sum(c.values()),
+                **{k: c.get(k, 0) for k in SEVERITY_ORDER},
+            }
             for code, c in sorted(by_rule_sev.items())
         ],
         "apis_by_status": dict(s["apis_by_status"]) if s.get("apis_by_status") else None,
@@ -97,13 +103,16 @@ def left_out(report: dict) -> dict | None:
     why = ", ".join(f"{n} {_WHY.get(reason, reason)}" for reason, n in reasons.items())
     names = ", ".join(p["path"] for p in out.get("paths", [])[:_NAMED])
     more = count - min(count, _NAMED)
-    sentence = (f"Left out by the file selection, neither scanned nor listed: {count} path{'s' * (count > 1)} ({why}): "
-                f"{names}{f' and {more} more' if more else ''}.")
+    sentence = (
+        f"Left out by the file selection, neither scanned nor listed: {count} path{'s' * (count > 1)} ({why}): "
+        f"{names}{f' and {more} more' if more else ''}."
+    )
     tracked = out.get("tracked")
     if tracked:
         which = ("it" if count == 1 else f"all {count}") if tracked == count else f"{tracked} of them"
-        sentence += (f" Git tracks {which}: the project's files all the same (.gitignore keeps only untracked"
-                     f" files out of git).")
+        sentence += (
+            f" Git tracks {which}: the project's files all the same (.gitignore keeps only untracked files out of git)."
+        )
     if reasons.get(".gitignore"):
         sentence += " To scan them: --no-respect-gitignore."
     return {"count": count, "tracked": out.get("tracked"), "sentence": sentence}
@@ -119,8 +128,10 @@ def cuda_sources(report: dict) -> dict | None:
     shown, more = folders[:3], len(folders) - 3
     where = ", ".join(shown) + (f" and {more} more folder{'s' * (more > 1)}" if more > 0 else "")
     port = KERNEL_PORT.get(report.get("target", ""), "a port of the kernels to the target")
-    sentence = (f"CUDA C++ sources left as they are: {len(paths)} .cu/.cuh file{'s' * (len(paths) > 1)} ({where}). "
-                f"porter converts Python, scripts and configs, not kernels: running these on the target takes {port}.")
+    sentence = (
+        f"CUDA C++ sources left as they are: {len(paths)} .cu/.cuh file{'s' * (len(paths) > 1)} ({where}). "
+        f"porter converts Python, scripts and configs, not kernels: running these on the target takes {port}."
+    )
     return {"files": len(paths), "folders": folders, "sentence": sentence}
 
 
@@ -136,15 +147,17 @@ def file_rows(report: dict) -> list[dict]:
     rows = []
     for entry in report["files"]:
         sev = per_path.get(entry["path"], Counter())
-        rows.append({
-            "path": entry["path"],
-            "kind": entry.get("kind", ""),
-            "status": entry["status"],
-            "reason": entry.get("reason") or "",
-            "edits": len(entry.get("edits", ())),
-            **{k: sev.get(k, 0) for k in SEVERITY_ORDER},
-            "findings": sum(sev.values()),
-        })
+        rows.append(
+            {
+                "path": entry["path"],
+                "kind": entry.get("kind", ""),
+                "status": entry["status"],
+                "reason": entry.get("reason") or "",
+                "edits": len(entry.get("edits", ())),
+                **{k: sev.get(k, 0) for k in SEVERITY_ORDER},
+                "findings": sum(sev.values()),
+            }
+        )
     return rows
 
 

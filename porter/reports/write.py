@@ -37,12 +37,14 @@ def write_reports(report: dict, patch: bytes, root: Path, rel: str, cache_dir: P
     return finish()
 
 
-def report_steps(report: dict, patch: bytes, root: Path, rel: str,
-                 cache_dir: Path | None = None) -> tuple[list[Callable[[], None]], Callable[[], Path]]:
+def report_steps(
+    report: dict, patch: bytes, root: Path, rel: str, cache_dir: Path | None = None
+) -> tuple[list[Callable[[], None]], Callable[[], Path]]:
     """`write_reports` in parts: changes.patch is written now (and an earlier report.json
     and porter verify's verify.json removed), and so is each page the cache holds; the pages left to render, report.html and
     report.md, are independent steps that may run side by side (a large port's take seconds);
     then `finish()` writes report.json."""
+
     def put(name: str, data: bytes) -> None:
         write_beneath(root, f"{rel}/{name}" if rel else name, data)
 
@@ -67,7 +69,10 @@ def report_steps(report: dict, patch: bytes, root: Path, rel: str,
         return [render_markdown(report)]
 
     steps = []
-    for name, label, render in (("report.html", "porter_report_html", html), ("report.md", "porter_report_md", markdown)):
+    for name, label, render in (
+        ("report.html", "porter_report_html", html),
+        ("report.md", "porter_report_md", markdown),
+    ):
         stored = stored_texts(cache_dir, inputs, label)
         if stored is not None:
             put(name, encoded(stored[0]))
@@ -81,7 +86,13 @@ def report_steps(report: dict, patch: bytes, root: Path, rel: str,
     return steps, finish
 
 
-def _render_page(put: Callable[[str, bytes], None], name: str, cache_dir: Path | None, inputs: bytes, label: str,
-                 render: Callable[[], list[str]]) -> None:
+def _render_page(
+    put: Callable[[str, bytes], None],
+    name: str,
+    cache_dir: Path | None,
+    inputs: bytes,
+    label: str,
+    render: Callable[[], list[str]],
+) -> None:
     (text,) = cached_texts(cache_dir, inputs, label, render)
     put(name, encoded(text))

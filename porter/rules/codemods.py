@@ -84,8 +84,11 @@ def _codemod_classes(module: object) -> list[type]:
     """The libcst codemod classes the file itself defines (not the ones it imports)."""
     from libcst.codemod import Codemod
 
-    return [v for v in vars(module).values()
-            if isinstance(v, type) and issubclass(v, Codemod) and v.__module__ == getattr(module, "__name__", None)]
+    return [
+        v
+        for v in vars(module).values()
+        if isinstance(v, type) and issubclass(v, Codemod) and v.__module__ == getattr(module, "__name__", None)
+    ]
 
 
 def _kebab(name: str) -> str:
@@ -101,32 +104,63 @@ def _attr(cls: type, key: str, default: object, check, what: str, path: Path) ->
 
 def _rule(path: Path, digest: str, cls: type, target: str) -> Rule | None:
     """The rule a codemod class declares (None: not for `target`), or CodemodProblem."""
-    code = _attr(cls, "CODE", None, lambda v: isinstance(v, str) and _CODE.match(v), "a code such as \"PRT811\"", path)
+    code = _attr(cls, "CODE", None, lambda v: isinstance(v, str) and _CODE.match(v), 'a code such as "PRT811"', path)
     # libcst's base classes have a DESCRIPTION of their own ("No description."): only the file's counts.
-    description = next((vars(c)["DESCRIPTION"] for c in cls.__mro__
-                        if "DESCRIPTION" in vars(c) and c.__module__ == cls.__module__), None)
+    description = next(
+        (vars(c)["DESCRIPTION"] for c in cls.__mro__ if "DESCRIPTION" in vars(c) and c.__module__ == cls.__module__),
+        None,
+    )
     if not isinstance(description, str) or not description.strip():
         raise CodemodProblem(path, f"{cls.__name__}: DESCRIPTION must say what it does (a non-empty string)")
-    names = _attr(cls, "NAMES", None, lambda v: isinstance(v, (list, tuple)) and v and all(
-        isinstance(n, str) and re.fullmatch(r"\w+", n) for n in v), "a non-empty list of words (identifiers)", path)
+    names = _attr(
+        cls,
+        "NAMES",
+        None,
+        lambda v: isinstance(v, (list, tuple)) and v and all(isinstance(n, str) and re.fullmatch(r"\w+", n) for n in v),
+        "a non-empty list of words (identifiers)",
+        path,
+    )
     severity = _attr(cls, "SEVERITY", "warning", lambda v: v in SEVERITIES, f"one of {', '.join(SEVERITIES)}", path)
-    targets = _attr(cls, "TARGETS", TARGETS, lambda v: isinstance(v, (list, tuple)) and v and all(t in TARGETS for t in v),
-                    f"a list of {', '.join(TARGETS)}", path)
+    targets = _attr(
+        cls,
+        "TARGETS",
+        TARGETS,
+        lambda v: isinstance(v, (list, tuple)) and v and all(t in TARGETS for t in v),
+        f"a list of {', '.join(TARGETS)}",
+        path,
+    )
     name = _attr(cls, "NAME", _kebab(cls.__name__), lambda v: isinstance(v, str) and _NAME.match(v), "kebab-case", path)
-    why = _attr(cls, "WHY", f"The project's own codemod {cls.__name__} ({path.name}).", lambda v: isinstance(v, str),
-                "a string", path)
+    why = _attr(
+        cls,
+        "WHY",
+        f"The project's own codemod {cls.__name__} ({path.name}).",
+        lambda v: isinstance(v, str),
+        "a string",
+        path,
+    )
     suggestion = _attr(cls, "SUGGESTION", None, lambda v: v is None or isinstance(v, str), "a string", path)
     if target not in targets:
         return None
-    return Rule(code=code, name=name, kind=KIND, target=target, summary=description.strip(), why=why,
-                severity=severity, applicability="safe", examples=(), suggestion=suggestion,
-                fix=f"rewrites the file with {cls.__name__} (libcst codemod in {path})",
-                params={"file": str(path), "class": cls.__name__, "names": list(names), "digest": digest},
-                source=str(path))
+    return Rule(
+        code=code,
+        name=name,
+        kind=KIND,
+        target=target,
+        summary=description.strip(),
+        why=why,
+        severity=severity,
+        applicability="safe",
+        examples=(),
+        suggestion=suggestion,
+        fix=f"rewrites the file with {cls.__name__} (libcst codemod in {path})",
+        params={"file": str(path), "class": cls.__name__, "names": list(names), "digest": digest},
+        source=str(path),
+    )
 
 
-def load_codemods(paths: tuple[Path, ...], target: str, taken: dict[str, str],
-                  names: frozenset[str] = frozenset()) -> tuple[list[Rule], list[tuple[str, str]], str]:
+def load_codemods(
+    paths: tuple[Path, ...], target: str, taken: dict[str, str], names: frozenset[str] = frozenset()
+) -> tuple[list[Rule], list[tuple[str, str]], str]:
     """(rules, problems, digest) of codemod files for `target`. `taken`: code -> where it is
     declared already (porter's codes, the project's TOML rules), `names`: rule names in use; a
     codemod that reuses one is a problem. A file that cannot be used is a problem naming it;
@@ -147,8 +181,11 @@ def load_codemods(paths: tuple[Path, ...], target: str, taken: dict[str, str],
             module = codemod_module(str(path), file_hash)
             classes = [c for c in _codemod_classes(module) if "CODE" in vars(c)]
             if not classes:
-                raise CodemodProblem(path, "declares no codemod with a CODE (a libcst.codemod VisitorBasedCodemodCommand "
-                                           "or ContextAwareTransformer subclass with CODE = \"PRT8..\")")
+                raise CodemodProblem(
+                    path,
+                    "declares no codemod with a CODE (a libcst.codemod VisitorBasedCodemodCommand "
+                    'or ContextAwareTransformer subclass with CODE = "PRT8..")',
+                )
         except CodemodProblem as exc:
             problems.append((exc.path, exc.why))
             continue
@@ -171,8 +208,13 @@ def load_codemods(paths: tuple[Path, ...], target: str, taken: dict[str, str],
             if rule is None:
                 continue
             if rule.code in taken:
-                problems.append((str(path), f"{cls.__name__}: CODE {rule.code} is taken by {taken[rule.code]} "
-                                 "(give each project rule its own code, e.g. in the unused PRT8xx band)"))
+                problems.append(
+                    (
+                        str(path),
+                        f"{cls.__name__}: CODE {rule.code} is taken by {taken[rule.code]} "
+                        "(give each project rule its own code, e.g. in the unused PRT8xx band)",
+                    )
+                )
                 continue
             if rule.name in names:
                 problems.append((str(path), f"{cls.__name__}: NAME {rule.name} is the name of another rule (set NAME)"))

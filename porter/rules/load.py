@@ -42,10 +42,13 @@ def _check_type(path: Path, where: str, key: str, value: Any, expected: type) ->
 
 def _check_choices(path: Path, where: str, key: str, value: Any, spec: Field) -> None:
     """Values outside a field's known choices (a misspelt status, config type, action)."""
+
     def fail(bad: list, known: tuple[str, ...], what: str = "value") -> None:
         if bad:
-            raise RuleError(f"{path}: {where}: key '{key}' has unknown {what}(s) {', '.join(map(repr, bad))} "
-                            f"(known: {', '.join(known)})")
+            raise RuleError(
+                f"{path}: {where}: key '{key}' has unknown {what}(s) {', '.join(map(repr, bad))} "
+                f"(known: {', '.join(known)})"
+            )
 
     if isinstance(value, dict):
         if spec.keys_in:
@@ -68,7 +71,9 @@ def _check_regexes(path: Path, where: str, key: str, items: list) -> None:
         try:
             re.compile(item)
         except re.error as exc:
-            raise RuleError(f"{path}: {where}: key '{key}': {item!r} is not a valid regular expression: {exc}") from None
+            raise RuleError(
+                f"{path}: {where}: key '{key}': {item!r} is not a valid regular expression: {exc}"
+            ) from None
 
 
 def parse_rule(path: Path, index: int, table: dict[str, Any], target: str) -> Rule:
@@ -83,8 +88,10 @@ def parse_rule(path: Path, index: int, table: dict[str, Any], target: str) -> Ru
     if schema is None:
         raise RuleError(f"{path}: {where}: key 'kind' has unknown value '{kind}' (known: {', '.join(sorted(KINDS))})")
     if not schema.in_toml:
-        raise RuleError(f"{path}: {where}: key 'kind': '{kind}' rules are declared by a codemod file "
-                        "(`codemods` in [tool.porter]), not in TOML")
+        raise RuleError(
+            f"{path}: {where}: key 'kind': '{kind}' rules are declared by a codemod file "
+            "(`codemods` in [tool.porter]), not in TOML"
+        )
     for key, value in table.items():
         if key in _COMMON_REQUIRED:
             continue
@@ -139,8 +146,7 @@ def _example(path: Path, where: str, ex: object) -> Example:
         raise RuleError(f"{path}: {where}: key 'examples' entries are tables with a 'before'")
     for key, value in ex.items():
         if key not in _EXAMPLE_KEYS:
-            raise RuleError(f"{path}: {where}: unknown key '{key}' in an example "
-                            f"(known: {', '.join(_EXAMPLE_KEYS)})")
+            raise RuleError(f"{path}: {where}: unknown key '{key}' in an example (known: {', '.join(_EXAMPLE_KEYS)})")
         if not isinstance(value, _EXAMPLE_KEYS[key]):
             raise RuleError(f"{path}: {where}: example key '{key}' must be a {_EXAMPLE_KEYS[key].__name__}")
     return Example(ex["before"], ex.get("after"), ex.get("setup", ""), ex.get("file"), tuple(ex.get("also", ())))
@@ -159,7 +165,9 @@ def _check_references(rules: list[Rule]) -> None:
         for key, value in rule.params.items():
             wanted = schema.field(key).rule_of_kind
             if wanted and (value not in by_code or by_code[value].kind != wanted):
-                raise RuleError(f"{rule.source}: {rule.code}: key '{key}' must name a rule of kind '{wanted}', got {value!r}")
+                raise RuleError(
+                    f"{rule.source}: {rule.code}: key '{key}' must name a rule of kind '{wanted}', got {value!r}"
+                )
 
 
 def load_rule_files(paths: list[Path], target: str, project: bool = False) -> RuleSet:
@@ -232,8 +240,10 @@ def _with_project(base: RuleSet, project: tuple[Path, ...]) -> RuleSet:
     names = {r.name for r in base.rules}
     for rule in own.rules:
         if rule.code in porter_codes:
-            raise RuleError(f"{rule.source}: key 'code': {rule.code} is a code of porter's own rules "
-                            "(give project rules their own codes, e.g. in the unused PRT8xx band)")
+            raise RuleError(
+                f"{rule.source}: key 'code': {rule.code} is a code of porter's own rules "
+                "(give project rules their own codes, e.g. in the unused PRT8xx band)"
+            )
         if rule.name in names:
             raise RuleError(f"{rule.source}: key 'name': {rule.name} is the name of one of porter's rules")
     codemod_files = tuple(p for p in project if p.suffix == ".py")
@@ -244,8 +254,9 @@ def _with_project(base: RuleSet, project: tuple[Path, ...]) -> RuleSet:
         from porter.rules.codemods import load_codemods
 
         taken = {code: "a rule of porter's" for code in porter_codes} | {r.code: r.source for r in own.rules}
-        codemods, found_problems, codemod_digest = load_codemods(codemod_files, base.target, taken,
-                                                                 frozenset(names | {r.name for r in own.rules}))
+        codemods, found_problems, codemod_digest = load_codemods(
+            codemod_files, base.target, taken, frozenset(names | {r.name for r in own.rules})
+        )
         problems = tuple(found_problems)
         digest += f"+{codemod_digest}"
     rules = tuple(sorted(base.rules + own.rules + tuple(codemods), key=lambda r: r.code))

@@ -57,8 +57,9 @@ class Selection:
     @property
     def key(self) -> str:
         """A text that differs whenever the selection does (part of cache keys)."""
-        return (f"{self.version}|{','.join(self.select)}|{','.join(self.ignore)}|{','.join(self.kinds)}"
-                + (f"|{','.join(self.extend)}" if self.extend else ""))
+        return f"{self.version}|{','.join(self.select)}|{','.join(self.ignore)}|{','.join(self.kinds)}" + (
+            f"|{','.join(self.extend)}" if self.extend else ""
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,8 +82,14 @@ class ActiveRules:
     project_requires: frozenset[str] = frozenset()
 
     def _identity(self) -> tuple:
-        return (self.ruleset, self.selection, self.project_off, self.own_modules, self.kept_constants,
-                self.project_requires)
+        return (
+            self.ruleset,
+            self.selection,
+            self.project_off,
+            self.own_modules,
+            self.kept_constants,
+            self.project_requires,
+        )
 
     def __hash__(self) -> int:
         return hash(self._identity())
@@ -116,8 +123,11 @@ class ActiveRules:
 
     @cached_property
     def rules(self) -> tuple[Rule, ...]:
-        return tuple(self._worded(r) for r in self.ruleset.rules
-                     if self.selection.wants(r) and r.code not in self.project_off and not self._unseen(r))
+        return tuple(
+            self._worded(r)
+            for r in self.ruleset.rules
+            if self.selection.wants(r) and r.code not in self.project_off and not self._unseen(r)
+        )
 
     def _worded(self, rule: Rule) -> Rule:
         """The rule in the words its `words_when_required` gives for a distribution the project
@@ -133,8 +143,13 @@ class ActiveRules:
         applying it saves the work (a YAML parser for every config that sets bf16); its
         suppression comments are not judged unused, as for any rule the run does not apply."""
         schema = KINDS.get(rule.kind)
-        return (rule.severity == "info" and schema is not None and schema.fixed_severity
-                and not rule.params.get("replace") and not self.selection.names(rule.code))
+        return (
+            rule.severity == "info"
+            and schema is not None
+            and schema.fixed_severity
+            and not rule.params.get("replace")
+            and not self.selection.names(rule.code)
+        )
 
     @cached_property
     def _by_kind(self) -> dict[str, list[Rule]]:
@@ -191,8 +206,7 @@ class ActiveRules:
     def covered_by(self) -> dict[str, str]:
         """Code -> the code of the rule that reports the call its argument is given in (a
         keyword-value or string-literal rule's `covered_by`), where both are active."""
-        return {r.code: r.params["covered_by"] for r in self.rules
-                if r.params.get("covered_by") in self.codes}
+        return {r.code: r.params["covered_by"] for r in self.rules if r.params.get("covered_by") in self.codes}
 
     @cached_property
     def decisions(self) -> dict[str, str]:

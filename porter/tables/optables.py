@@ -23,7 +23,17 @@ from porter.tables.versions import ANY_VERSION, available_versions, table_versio
 
 Status = Literal["supported", "partial", "unsupported", "unknown"]
 STATUSES: tuple[Status, ...] = API_STATUSES  # type: ignore[assignment]
-_ENTRY_KEYS = {"status", "note", "counterpart", "counterpart_of", "source", "doubtful", "when", "host_when", "host_note"}
+_ENTRY_KEYS = {
+    "status",
+    "note",
+    "counterpart",
+    "counterpart_of",
+    "source",
+    "doubtful",
+    "when",
+    "host_when",
+    "host_note",
+}
 
 
 @dataclass(frozen=True)
@@ -136,9 +146,18 @@ def _entry(path: Path, api: str, raw: Mapping, default_source: str) -> ApiEntry:
     # A derived name (counterpart_of) is not in the vendor list: its own source stands alone.
     if default_source and source and "counterpart_of" not in raw:
         source = f"{default_source}; {source}"
-    return ApiEntry(api, raw["status"], raw.get("note"), raw.get("counterpart"), source or default_source, api,
-                    bool(raw.get("doubtful")), tuple(raw.get("when", ())), tuple(raw.get("host_when", ())),
-                    raw.get("host_note"))
+    return ApiEntry(
+        api,
+        raw["status"],
+        raw.get("note"),
+        raw.get("counterpart"),
+        source or default_source,
+        api,
+        bool(raw.get("doubtful")),
+        tuple(raw.get("when", ())),
+        tuple(raw.get("host_when", ())),
+        raw.get("host_note"),
+    )
 
 
 class _Entries(Mapping):

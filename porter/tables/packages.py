@@ -27,8 +27,20 @@ from porter.tables.plain_requirement import canonical_name as canonicalize_name
 Action = Literal["keep", "replace", "drop", "flag"]
 ACTIONS: tuple[Action, ...] = PACKAGE_ACTIONS  # type: ignore[assignment]
 _REQUIRED = {"action", "import_names", "reason", "source", "severity"}
-_OPTIONAL = {"replacement", "suggestion", "name_patterns", "strip_local_version", "imports_run", "vendor_build",
-             "releases", "releases_by_line", "releases_why", "releases_source", "lines", "repositories"}
+_OPTIONAL = {
+    "replacement",
+    "suggestion",
+    "name_patterns",
+    "strip_local_version",
+    "imports_run",
+    "vendor_build",
+    "releases",
+    "releases_by_line",
+    "releases_why",
+    "releases_source",
+    "lines",
+    "repositories",
+}
 # What a `lines."<line>"` table may change of an entry on one target line (deepspeed: renamed
 # to Cambricon's deepspeed-mlu on the torch 2.1 line, upstream's own MLU accelerator on 2.4).
 _LINE_FIELDS = {"action", "replacement", "reason", "suggestion", "source", "severity"}
@@ -124,9 +136,8 @@ class PackageTable:
         return PackageTable(self.target, self.path, MappingProxyType(entries), MappingProxyType(imports))
 
 
-
 def repository_of(url: str) -> str | None:
-    """"host/owner/name" (lower case) of a git repository URL, else None."""
+    """ "host/owner/name" (lower case) of a git repository URL, else None."""
     match = re.match(r"(?:git\+)?(?:[a-z]+://)?(?:[^@/]+@)?([^/:]+)[/:]([^/]+)/([^/@#?]+)", url.strip(), re.IGNORECASE)
     if match is None or "." not in match.group(1):
         return None
@@ -215,12 +226,16 @@ def _lines(path: Path, key: str, raw: dict) -> dict[str, dict[str, str]]:
     for line, changes in lines.items():
         unknown = sorted(set(changes) - _LINE_FIELDS)
         if unknown:
-            raise _fail(path, f"{key}.lines.{line}.{unknown[0]}", f"not a per-line field ({', '.join(sorted(_LINE_FIELDS))})")
+            raise _fail(
+                path, f"{key}.lines.{line}.{unknown[0]}", f"not a per-line field ({', '.join(sorted(_LINE_FIELDS))})"
+            )
         merged = {**raw, **changes}
         if merged["action"] not in ACTIONS:
             raise _fail(path, f"{key}.lines.{line}.action", f"{merged['action']!r} is not one of {', '.join(ACTIONS)}")
         if merged["severity"] not in SEVERITIES:
-            raise _fail(path, f"{key}.lines.{line}.severity", f"{merged['severity']!r} is not one of {', '.join(SEVERITIES)}")
+            raise _fail(
+                path, f"{key}.lines.{line}.severity", f"{merged['severity']!r} is not one of {', '.join(SEVERITIES)}"
+            )
         if merged["action"] != "replace" and "replacement" in changes:
             raise _fail(path, f"{key}.lines.{line}.replacement", "only with action 'replace'")
         if merged["action"] == "replace" and not merged.get("replacement"):
@@ -246,7 +261,9 @@ def parse_package_table(path: Path, target: str) -> PackageTable:
         entries[name] = entry
         for module in entry.import_names:
             if module in imports:
-                raise _fail(path, f"packages.{name}.import_names", f"{module!r} already listed by {imports[module].name}")
+                raise _fail(
+                    path, f"packages.{name}.import_names", f"{module!r} already listed by {imports[module].name}"
+                )
             imports[module] = entry
     return PackageTable(target, path, MappingProxyType(entries), MappingProxyType(imports))
 

@@ -22,9 +22,11 @@ _PUBLIC = RELEASE + _SUFFIX
 _LOCAL = r"\+[a-z0-9]+(?:\.[a-z0-9]+)*"
 # Which operator takes which version: a local label or a `.*` only with == and !=; ~= wants
 # at least two release numbers.
-_CLAUSE = re.compile(rf"\s*(?:(?P<eq>==|!=)\s*(?P<v1>{_PUBLIC}(?:{_LOCAL})?|{RELEASE}\.\*)"
-                     rf"|(?P<cmp><=|>=|<|>)\s*(?P<v2>{_PUBLIC})"
-                     rf"|(?P<compat>~=)\s*(?P<v3>[0-9]+(?:\.[0-9]+)+{_SUFFIX}))\s*")
+_CLAUSE = re.compile(
+    rf"\s*(?:(?P<eq>==|!=)\s*(?P<v1>{_PUBLIC}(?:{_LOCAL})?|{RELEASE}\.\*)"
+    rf"|(?P<cmp><=|>=|<|>)\s*(?P<v2>{_PUBLIC})"
+    rf"|(?P<compat>~=)\s*(?P<v3>[0-9]+(?:\.[0-9]+)+{_SUFFIX}))\s*"
+)
 _REQUIREMENT = re.compile(rf"(?P<name>{_NAME})\s*(?:\[(?P<extras>[^\]]*)\])?\s*(?P<rest>.*)", re.DOTALL)
 _EXTRA = re.compile(rf"\s*({_NAME})\s*")
 _URL = re.compile(r"@\s*(?P<url>[a-z][a-z0-9+.-]*://[^\s;#]+)\s*")
@@ -87,16 +89,23 @@ def canonical_name(name: str) -> str:
 
 _IDENTIFIERS = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"  # an interpreter tag set: py2.py3
 _COMPONENTS = r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*"  # an ABI or platform tag set
-_WHEEL = re.compile(rf"(?P<name>[A-Za-z0-9_.]+)-(?P<version>{_PUBLIC})(?P<local>\+[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?"
-                    r"(?:-[0-9][A-Za-z0-9_.]*)?"
-                    rf"-{_IDENTIFIERS}-{_COMPONENTS}-{_COMPONENTS}\.whl")
+_WHEEL = re.compile(
+    rf"(?P<name>[A-Za-z0-9_.]+)-(?P<version>{_PUBLIC})(?P<local>\+[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?"
+    r"(?:-[0-9][A-Za-z0-9_.]*)?"
+    rf"-{_IDENTIFIERS}-{_COMPONENTS}-{_COMPONENTS}\.whl"
+)
 
 
 def plain_wheel(filename: str) -> tuple[str, str] | None:
     """(canonical distribution name, version) of a wheel file name in the common form, as
     packaging's parse_wheel_filename gives them; None for any other (packaging decides)."""
     match = _WHEEL.fullmatch(filename)
-    if match is None or "__" in match["name"] or match["name"].startswith(("_", ".")) or match["name"].endswith(("_", ".")):
+    if (
+        match is None
+        or "__" in match["name"]
+        or match["name"].startswith(("_", "."))
+        or match["name"].endswith(("_", "."))
+    ):
         return None
     # A version's local label reads in lower case (`+cu12torch2.6cxx11abiFALSE` is `...abifalse`).
     return canonical_name(match["name"]), match["version"] + (match["local"] or "").lower()

@@ -115,7 +115,9 @@ class RequirementPolicy:
             # the distribution (a vendor build, a kernel build, a caveat) is in its message.
             verdicts = []
         else:
-            verdicts = self._table_verdicts(req.name, entry, text if editable else None, req.specifier, cuda_pin, req.url)
+            verdicts = self._table_verdicts(
+                req.name, entry, text if editable else None, req.specifier, cuda_pin, req.url
+            )
         if any(v.drop for v in verdicts):
             return verdicts
         verdicts += releases
@@ -137,8 +139,15 @@ class RequirementPolicy:
                 continue
             target = f" ({entry.replacement} on this target)" if entry.replacement else ""
             message = f"{owner}[{extra.strip()}]: the extra installs {entry.name}{target}: {entry.reason}"
-            out.append(Verdict(rule, rule.severity, message, entry.suggestion or rule.suggestion,
-                               subject=f"{owner}[{extra.strip()}]"))
+            out.append(
+                Verdict(
+                    rule,
+                    rule.severity,
+                    message,
+                    entry.suggestion or rule.suggestion,
+                    subject=f"{owner}[{extra.strip()}]",
+                )
+            )
         return out
 
     def review_wheel(self, location: str) -> list[Verdict]:
@@ -162,7 +171,10 @@ class RequirementPolicy:
         entry = self.table.by_repository(url)
         if entry is None:
             return []
-        return [replace(v, message=f"{v.message} (built from its source, {url})") for v in self.review(entry.name, editable=False)]
+        return [
+            replace(v, message=f"{v.message} (built from its source, {url})")
+            for v in self.review(entry.name, editable=False)
+        ]
 
     def review_url(self, url: str) -> list[Verdict]:
         """A finding when `url` is a CUDA wheel index or a CUDA wheel's address."""
@@ -181,8 +193,10 @@ class RequirementPolicy:
             # The advice follows the selected line: the exact release that pairs with its torch.
             pair = f"{entry.name}{release}"
             message += f" On the torch {self.line} line that is {pair}."
-            suggestion = (f"pip install {pair} --index-url https://download.pytorch.org/whl/cpu --no-deps "
-                          f"(the build that pairs with the line's torch; porter_report's constraints file pins it).")
+            suggestion = (
+                f"pip install {pair} --index-url https://download.pytorch.org/whl/cpu --no-deps "
+                f"(the build that pairs with the line's torch; porter_report's constraints file pins it)."
+            )
         severity = rule.severity
         if cuda_pin or self.cuda_index:
             severity = "error"
@@ -190,8 +204,15 @@ class RequirementPolicy:
             message += f" This line installs the CUDA build ({how})."
         return [Verdict(rule, severity, message, suggestion, subject=name)]
 
-    def _table_verdicts(self, name: str, entry: PackageEntry | None, text: str | None,
-                        specifier: Iterable = (), cuda_pin: bool = False, url: str | None = None) -> list[Verdict]:
+    def _table_verdicts(
+        self,
+        name: str,
+        entry: PackageEntry | None,
+        text: str | None,
+        specifier: Iterable = (),
+        cuda_pin: bool = False,
+        url: str | None = None,
+    ) -> list[Verdict]:
         if entry is None:
             return []
         if entry.vendor_build and "vendor-build" in self.rules:
@@ -205,10 +226,19 @@ class RequirementPolicy:
         if on == "replace" and url:
             # `deepspeed @ git+https://.../DeeperSpeed.git`: the URL builds a distribution of its own
             # (a fork), whose name pip checks against the one written: renamed, the line fails.
-            message = (f"{name} @ {url}: a direct reference (a fork or a build of its own), not renamed to "
-                       f"{entry.replacement}, which that URL does not build: {entry.reason}")
-            return [Verdict(rule, entry.severity, message,
-                            f"Replace the line with {entry.replacement} from the vendor, or port the fork itself.", subject=name)]
+            message = (
+                f"{name} @ {url}: a direct reference (a fork or a build of its own), not renamed to "
+                f"{entry.replacement}, which that URL does not build: {entry.reason}"
+            )
+            return [
+                Verdict(
+                    rule,
+                    entry.severity,
+                    message,
+                    f"Replace the line with {entry.replacement} from the vendor, or port the fork itself.",
+                    subject=name,
+                )
+            ]
         if on == "replace":
             match = _NAME.match(text) if text is not None else None
             span = match.span(1) if match else None
@@ -216,8 +246,10 @@ class RequirementPolicy:
             pins = ",".join(str(s) for s in specifier)
             if pins:
                 # A pin carried to another distribution names the vendor's release, not upstream's.
-                message += (f" The pin {pins} is carried over: {entry.replacement} follows the vendor's releases,"
-                            f" so check that {entry.replacement}{pins} exists and matches the rest of the vendor's stack.")
+                message += (
+                    f" The pin {pins} is carried over: {entry.replacement} follows the vendor's releases,"
+                    f" so check that {entry.replacement}{pins} exists and matches the rest of the vendor's stack."
+                )
             new = entry.replacement if span else None
             return [Verdict(rule, entry.severity, message, entry.suggestion, span, new, subject=name)]
         return [Verdict(rule, entry.severity, f"{name}: {entry.reason}", entry.suggestion, subject=name)]
@@ -240,16 +272,21 @@ class RequirementPolicy:
         if rule is None:
             return []
         where = TARGET_NAMES.get(self.table.target, self.table.target) + (
-            f" (the torch {self.line} line)" if self.line and self.line != "any" else "")
+            f" (the torch {self.line} line)" if self.line and self.line != "any" else ""
+        )
         if outcome == "releases-excluded":
-            message = (f"{req.name}{written} excludes every release that works on {where}, {req.name}{working}: "
-                       f"{entry.releases_why}")
+            message = (
+                f"{req.name}{written} excludes every release that works on {where}, {req.name}{working}: "
+                f"{entry.releases_why}"
+            )
             if entry.action == "flag":
                 message += f" {entry.reason}"
             suggestion = f"Require {req.name}{suggested}{self._other_lines(entry, written)}."
         else:
-            message = (f"{req.name}{written} admits older releases that do not work on {where}, which needs "
-                       f"{req.name}{working}: {entry.releases_why}")
+            message = (
+                f"{req.name}{written} admits older releases that do not work on {where}, which needs "
+                f"{req.name}{working}: {entry.releases_why}"
+            )
             if entry.action == "flag":
                 message += f" {entry.reason}"
             suggestion = f"Raise the floor: {req.name}{suggested}."
@@ -257,12 +294,14 @@ class RequirementPolicy:
 
     def _other_lines(self, entry: PackageEntry, written: str) -> str:
         """`, or convert for --target-version 2.1` when another line's releases fit the pin."""
-        fits = [line for line, spec in entry.releases_by_line
-                if line != self.line and releases_check(written, spec) is None]
+        fits = [
+            line for line, spec in entry.releases_by_line if line != self.line and releases_check(written, spec) is None
+        ]
         return f" (or port for the line that has it: --target-version {' or '.join(fits)})" if fits else ""
 
-    def _local_version(self, req: PlainRequirement | Requirement, entry: PackageEntry | None,
-                       text: str | None) -> list[Verdict]:
+    def _local_version(
+        self, req: PlainRequirement | Requirement, entry: PackageEntry | None, text: str | None
+    ) -> list[Verdict]:
         rule = self.rules.get("local-version")
         pinned = [s.version for s in req.specifier if _CUDA_LOCAL.search(s.version)]
         if rule is None or not pinned:
@@ -274,8 +313,9 @@ class RequirementPolicy:
         out = []
         head = text.split(";", 1)[0]  # markers never hold a local version
         for match in _CUDA_LOCAL.finditer(head):
-            out.append(Verdict(rule, rule.severity, f"{message}; removed", rule.suggestion, match.span(), "",
-                               subject=req.name))
+            out.append(
+                Verdict(rule, rule.severity, f"{message}; removed", rule.suggestion, match.span(), "", subject=req.name)
+            )
         return out
 
 
@@ -305,7 +345,11 @@ def releases_check(written: str, working: str) -> tuple[str, str] | None:
         return "releases-excluded", working
     pinned = any(spec.operator in ("==", "===") for spec in works)
     floor = any(spec.operator in (">=", ">", "~=", "==", "===") for spec in mine)  # no floor: pip takes the newest
-    if pinned or not floor or not any(v in mine and v not in works for v in probes if v < min(Version(s.version) for s in works)):
+    if (
+        pinned
+        or not floor
+        or not any(v in mine and v not in works for v in probes if v < min(Version(s.version) for s in works))
+    ):
         return None
     return "releases-admitted", merged_range(mine, works)
 
@@ -332,8 +376,16 @@ def _probes(version):
     from packaging.version import Version
 
     major, minor, patch = (list(version.release) + [0, 0])[:3]
-    around = [(major, minor, patch), (major, minor, patch + 1), (major, minor + 1, 0), (major, max(minor - 1, 0), 0),
-              (major, minor, max(patch - 1, 0)), (max(major - 1, 0), 0, 0), (0, 0, 0), (major + 1, 0, 0)]
+    around = [
+        (major, minor, patch),
+        (major, minor, patch + 1),
+        (major, minor + 1, 0),
+        (major, max(minor - 1, 0), 0),
+        (major, minor, max(patch - 1, 0)),
+        (max(major - 1, 0), 0, 0),
+        (0, 0, 0),
+        (major + 1, 0, 0),
+    ]
     return {version, *(Version(".".join(map(str, r))) for r in around)}
 
 
@@ -347,8 +399,15 @@ def drop_prefix(verdict: Verdict) -> str:
     return f"# porter {verdict.rule.code}: {reason}: "
 
 
-def requirement_findings(policy: RequirementPolicy, path: str, index: LineIndex, start: int, end: int,
-                         drop_lines: tuple[int, int] | None, verdicts: list[Verdict] | None = None) -> list[Finding]:
+def requirement_findings(
+    policy: RequirementPolicy,
+    path: str,
+    index: LineIndex,
+    start: int,
+    end: int,
+    drop_lines: tuple[int, int] | None,
+    verdicts: list[Verdict] | None = None,
+) -> list[Finding]:
     """Findings (with edits where exact) for the requirement at text[start:end].
 
     `drop_lines` (first, last; 1-based) are the physical lines that hold nothing but this
@@ -361,18 +420,35 @@ def requirement_findings(policy: RequirementPolicy, path: str, index: LineIndex,
     if verdicts is None:
         verdicts = policy.review(index.text[start:end])
     for verdict in verdicts:
-        base = dict(rule=verdict.rule.code, severity=verdict.severity, path=path, line=line, col=col,
-                    suggestion=verdict.suggestion, subject=verdict.subject)
+        base = dict(
+            rule=verdict.rule.code,
+            severity=verdict.severity,
+            path=path,
+            line=line,
+            col=col,
+            suggestion=verdict.suggestion,
+            subject=verdict.subject,
+        )
         if verdict.drop and drop_lines:
             prefix = drop_prefix(verdict)
             for number in range(drop_lines[0], drop_lines[1] + 1):
                 at = index.starts[number - 1] + _indent(index.line_text(number))
-                findings.append(Finding(**{**base, "line": number, "col": index.line_col(at)[1]},
-                                        message=verdict.message, edit=Edit(verdict.rule.code, at, at, prefix)))
+                findings.append(
+                    Finding(
+                        **{**base, "line": number, "col": index.line_col(at)[1]},
+                        message=verdict.message,
+                        edit=Edit(verdict.rule.code, at, at, prefix),
+                    )
+                )
         elif verdict.span is not None and verdict.replacement is not None:
             a, b = start + verdict.span[0], start + verdict.span[1]
-            findings.append(Finding(**{**base, "col": index.line_col(a)[1]}, message=verdict.message,
-                                    edit=Edit(verdict.rule.code, a, b, verdict.replacement)))
+            findings.append(
+                Finding(
+                    **{**base, "col": index.line_col(a)[1]},
+                    message=verdict.message,
+                    edit=Edit(verdict.rule.code, a, b, verdict.replacement),
+                )
+            )
         else:
             manual = " (porter cannot comment it out safely here: remove it by hand)" if verdict.drop else ""
             findings.append(Finding(**base, message=verdict.message + manual))
@@ -384,7 +460,7 @@ def alone_on_lines(index: LineIndex, start: int, end: int, comment: str = "#") -
     first, col = index.line_col(start)
     last, end_col = index.line_col(end)
     before = index.line_text(first)[: col - 1]
-    after = index.line_text(last)[end_col - 1:]
+    after = index.line_text(last)[end_col - 1 :]
     if before.strip() or not re.fullmatch(rf"\s*,?\s*(?:{re.escape(comment)}.*)?", after):
         return None
     return first, last

@@ -31,7 +31,11 @@ def load_torch_pairs() -> dict[str, Pair]:
     source = data.get("source", "")
     pairs: dict[str, Pair] = {}
     for minor, raw in data.get("pairs", {}).items():
-        if not isinstance(raw, dict) or not isinstance(raw.get("torch"), str) or not isinstance(raw.get("torchvision"), str):
+        if (
+            not isinstance(raw, dict)
+            or not isinstance(raw.get("torch"), str)
+            or not isinstance(raw.get("torchvision"), str)
+        ):
             raise ValueError(f"{path}: pairs.{minor}: needs torch and torchvision releases")
         if _minor(raw["torch"]) != minor:
             raise ValueError(f"{path}: pairs.{minor}.torch: {raw['torch']!r} is not a {minor} release")
@@ -49,8 +53,12 @@ def pair_for(torch_version: str) -> Pair | None:
     patch = _patch(torch_version)
     if not patch:
         return pair
-    return Pair(f"{minor}.{patch}", _with_patch(pair.torchvision, patch),
-                _with_patch(pair.torchaudio, patch) if pair.torchaudio else None, pair.source)
+    return Pair(
+        f"{minor}.{patch}",
+        _with_patch(pair.torchvision, patch),
+        _with_patch(pair.torchaudio, patch) if pair.torchaudio else None,
+        pair.source,
+    )
 
 
 def _minor(version: str) -> str | None:

@@ -49,11 +49,13 @@ class Bounded:
         return ", ".join(named) + " still running" if named else "nothing left running"
 
 
-def run_bounded(cmd: list[str] | str, timeout: float, env: dict[str, str], cwd: str | os.PathLike | None = None,
-                shell: bool = False) -> Bounded:
+def run_bounded(
+    cmd: list[str] | str, timeout: float, env: dict[str, str], cwd: str | os.PathLike | None = None, shell: bool = False
+) -> Bounded:
     env = {**env, "PYTHONFAULTHANDLER": "1"}
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, shell=shell, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=env, shell=shell, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
     # Read by threads, not communicate(): that waits for every holder of the pipes, and a
     # process the command left behind may hold them for ever.
     out, err = _Reader(proc.stdout), _Reader(proc.stderr)
@@ -104,7 +106,7 @@ def group_members(pgid: int) -> list[Stuck]:
             with open(f"/proc/{pid}/stat", "rb") as fh:
                 stat = fh.read()
             # Fields after the command (which may hold spaces and parentheses): state ppid pgrp ...
-            state, _, pgrp = stat[stat.rindex(b")") + 2:].split()[:3]
+            state, _, pgrp = stat[stat.rindex(b")") + 2 :].split()[:3]
             if int(pgrp) != pgid:
                 continue
             with open(f"/proc/{pid}/cmdline", "rb") as fh:

@@ -91,7 +91,7 @@ def preload(names: list[str], limit: float) -> None:
 def _write(fd: int, result: dict) -> None:
     data = (json.dumps(result) + "\n").encode()
     while data:
-        data = data[os.write(fd, data):]
+        data = data[os.write(fd, data) :]
 
 
 def _spawn(work) -> tuple[int, int]:
@@ -162,23 +162,31 @@ def _end(task: _Task, why: str | None = None) -> list[dict]:
     _, status = os.waitpid(task.pid, 0)
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
     why = why or (f"the import crashed the interpreter (signal {sig})" if sig else "the import ended the interpreter")
-    return [{"module": module, "path": path, "status": "error", "type": "crash", "error": why}
-            for module, _, path in task.items if path not in task.done]
+    return [
+        {"module": module, "path": path, "status": "error", "type": "crash", "error": why}
+        for module, _, path in task.items
+        if path not in task.done
+    ]
 
 
 def _timed_out(task: _Task, timeout: float, wall: float) -> dict:
-    (module, _, path), = task.items
+    ((module, _, path),) = task.items
     waited = waited_for_cpu(task.pid)
     os.kill(task.pid, signal.SIGKILL)
     os.waitpid(task.pid, 0)
     os.close(task.fd)
-    return {"module": module, "path": path, "status": "timeout",
-            "error": f"import did not finish within {timeout:g} s of its own time "
-                     f"({wall:.0f} s since it started, {waited:.0f} s of them waiting for a CPU)"}
+    return {
+        "module": module,
+        "path": path,
+        "status": "timeout",
+        "error": f"import did not finish within {timeout:g} s of its own time "
+        f"({wall:.0f} s since it started, {waited:.0f} s of them waiting for a CPU)",
+    }
 
 
-def run_all(items: list[list[str]], root: str, package_roots: list[str], timeout: float, jobs: int,
-            grouped: bool = True):
+def run_all(
+    items: list[list[str]], root: str, package_roots: list[str], timeout: float, jobs: int, grouped: bool = True
+):
     """Yield one result per module, in the order they finish, `jobs` processes at a time."""
     pending = _plan(items, grouped)
     running: dict[int, _Task] = {}
@@ -198,7 +206,9 @@ def run_all(items: list[list[str]], root: str, package_roots: list[str], timeout
                 yield _timed_out(running.pop(fd), timeout, wall)
             elif len(task.items) > 1 and now - task.last >= _STALLED * timeout:
                 os.killpg(task.pid, signal.SIGKILL)  # its modules' own limits failed to end it
-                yield from _end(running.pop(fd), f"the package's import parent stopped answering for {now - task.last:.0f} s")
+                yield from _end(
+                    running.pop(fd), f"the package's import parent stopped answering for {now - task.last:.0f} s"
+                )
 
 
 def main() -> None:

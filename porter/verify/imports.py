@@ -32,13 +32,23 @@ from porter.verify.progress import Progress
 _HARNESS_SLACK = 600.0
 
 
-def _harness(root: str, modules: list[Module], roots: list[str], preload: list[str], mode: str, jobs: int,
-             timeout: float, version: str | None, each: Callable[[dict], None]) -> list[dict]:
+def _harness(
+    root: str,
+    modules: list[Module],
+    roots: list[str],
+    preload: list[str],
+    mode: str,
+    jobs: int,
+    timeout: float,
+    version: str | None,
+    each: Callable[[dict], None],
+) -> list[dict]:
     cmd = [sys.executable, "-m", "porter.verify.harness", root, str(timeout), str(jobs), mode]
     env = environment(1, version, own_devices=True)
     env.update(OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
-    payload = json.dumps({"modules": [[m.name, m.path_entry, m.rel] for m in modules], "package_roots": roots,
-                          "preload": preload})
+    payload = json.dumps(
+        {"modules": [[m.name, m.path_entry, m.rel] for m in modules], "package_roots": roots, "preload": preload}
+    )
     results: list[dict] = []
     with tempfile.TemporaryFile("w+") as errors:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=env, text=True)
@@ -84,8 +94,14 @@ class _Counter:
             self._progress.count(self._what, self._done, self._total, part="imports")
 
 
-def import_modules(root: Path, modules: list[Module], version: str | None, timeout: float, jobs: int | None,
-                   progress: Progress | None = None) -> list[dict]:
+def import_modules(
+    root: Path,
+    modules: list[Module],
+    version: str | None,
+    timeout: float,
+    jobs: int | None,
+    progress: Progress | None = None,
+) -> list[dict]:
     """One result per module, sorted by file; a result confirmed alone keeps its first
     answer under "first"."""
     progress = progress or Progress(enabled=False)
@@ -96,11 +112,15 @@ def import_modules(root: Path, modules: list[Module], version: str | None, timeo
     roots = package_roots(modules)
     jobs = max(1, min(jobs or os.cpu_count() or 1, 4))
     count = _Counter(progress, "modules", len(modules))
-    runs = [(group, names, mode, n) for group, names, mode, n in ((warm, preload, "warm", jobs), (cold, [], "cold", 1))
-            if group]
+    runs = [
+        (group, names, mode, n)
+        for group, names, mode, n in ((warm, preload, "warm", jobs), (cold, [], "cold", 1))
+        if group
+    ]
     with ThreadPoolExecutor(len(runs) or 1) as pool:
-        found = pool.map(lambda run: _harness(str(root), run[0], roots, run[1], run[2], run[3], timeout, version,
-                                              count), runs)
+        found = pool.map(
+            lambda run: _harness(str(root), run[0], roots, run[1], run[2], run[3], timeout, version, count), runs
+        )
         by_path = {r["path"]: r for rs in found for r in rs}
     again = [m for m in modules if _to_confirm(by_path[m.rel])]
     if again:

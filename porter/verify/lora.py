@@ -42,9 +42,29 @@ class LoraRun:
 def lora_command(entry: Path, model: Path, data: Path, output: Path, devices: int) -> list[str]:
     """The entry point's documented CLI, for a short run on the emulated mlu. The one place
     that knows its flags."""
-    args = [str(entry), "--model", str(model), "--data", str(data), "--output_dir", str(output),
-            "--max_steps", str(STEPS), "--device", "mlu", "--logging_steps", "1", "--batch_size", "8",
-            "--gradient_accumulation_steps", "1", "--learning_rate", "1e-2", "--cutoff_len", "64"]
+    args = [
+        str(entry),
+        "--model",
+        str(model),
+        "--data",
+        str(data),
+        "--output_dir",
+        str(output),
+        "--max_steps",
+        str(STEPS),
+        "--device",
+        "mlu",
+        "--logging_steps",
+        "1",
+        "--batch_size",
+        "8",
+        "--gradient_accumulation_steps",
+        "1",
+        "--learning_rate",
+        "1e-2",
+        "--cutoff_len",
+        "64",
+    ]
     if devices == 1:
         return [sys.executable, *args]
     return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(devices), *args]
@@ -56,8 +76,11 @@ def parse_losses(output: str) -> list[float]:
 
 def build_tiny_model(work: Path, version: str | None, timeout: float) -> str | None:
     """Write work/model and work/alpaca.jsonl; an error message, or None."""
-    proc = run_bounded([sys.executable, "-m", "porter.verify.tinymodel", str(work)], timeout,
-                       env=environment(1, version, own_devices=True))
+    proc = run_bounded(
+        [sys.executable, "-m", "porter.verify.tinymodel", str(work)],
+        timeout,
+        env=environment(1, version, own_devices=True),
+    )
     if proc.timed_out:
         return f"building the tiny model did not finish within {timeout:g} s"
     if proc.returncode != 0:

@@ -31,20 +31,37 @@ def to_dict(result: VerifyResult) -> dict:
         "summary": {
             "modules": len(result.modules),
             "modules_by_status": dict(sorted(statuses.items())),
-            "missing_dependencies": sorted({m.get("missing", "") for m in result.modules if m["status"] == "missing-dependency"}),
+            "missing_dependencies": sorted(
+                {m.get("missing", "") for m in result.modules if m["status"] == "missing-dependency"}
+            ),
             "needs_setup": sorted(m["module"] for m in result.modules if m["status"] == "needs-setup"),
             "findings": len(result.findings),
-            "findings_by_severity": {s: sum(f.severity == s for f in result.findings) for s in ("error", "warning", "info")},
+            "findings_by_severity": {
+                s: sum(f.severity == s for f in result.findings) for s in ("error", "warning", "info")
+            },
             "findings_by_rule": dict(sorted(Counter(f.rule for f in result.findings).items())),
         },
         "modules": [{k: v for k, v in m.items() if k != "traceback"} for m in result.modules],
-        "lora": {"skipped": result.lora_skipped,
-                 "runs": [{"devices": r.devices, "command": r.command, "returncode": r.returncode, "losses": r.losses,
-                           "loss_fell": r.loss_fell, "output_tail": r.output_tail} for r in result.lora]},
+        "lora": {
+            "skipped": result.lora_skipped,
+            "runs": [
+                {
+                    "devices": r.devices,
+                    "command": r.command,
+                    "returncode": r.returncode,
+                    "losses": r.losses,
+                    "loss_fell": r.loss_fell,
+                    "output_tail": r.output_tail,
+                }
+                for r in result.lora
+            ],
+        },
         "smoke": result.smoke,
         "findings": [finding_dict(f) for f in result.findings],
-        "rules": {code: {"name": BY_CODE[code].name, "summary": BY_CODE[code].summary}
-                  for code in sorted({f.rule for f in result.findings})},
+        "rules": {
+            code: {"name": BY_CODE[code].name, "summary": BY_CODE[code].summary}
+            for code in sorted({f.rule for f in result.findings})
+        },
     }
 
 
@@ -58,26 +75,38 @@ def write_report(result: VerifyResult) -> Path:
 def summary_lines(result: VerifyResult) -> list[str]:
     data = to_dict(result)["summary"]
     by = data["modules_by_status"]
-    lines = [f"Imported {data['modules']} module(s) on the emulated mlu (torch_mlu {result.version or 'newest'}): "
-             + ", ".join(f"{n} {status}" for status, n in by.items()) + "."]
+    lines = [
+        f"Imported {data['modules']} module(s) on the emulated mlu (torch_mlu {result.version or 'newest'}): "
+        + ", ".join(f"{n} {status}" for status, n in by.items())
+        + "."
+    ]
     if data["missing_dependencies"]:
         lines.append("Not installed here (not counted as failures): " + ", ".join(data["missing_dependencies"]) + ".")
     if data["needs_setup"]:
-        lines.append("Scripts that assert their own setup when imported (not counted as failures): "
-                     + ", ".join(data["needs_setup"]) + ".")
+        lines.append(
+            "Scripts that assert their own setup when imported (not counted as failures): "
+            + ", ".join(data["needs_setup"])
+            + "."
+        )
     if result.lora_skipped:
         lines.append(f"LoRA smoke run skipped: {result.lora_skipped}.")
     for run in result.lora:
         if run.losses:
             state = "fell" if run.loss_fell else "did not fall"
-            lines.append(f"LoRA on {run.devices} emulated device(s): exit {run.returncode}, loss {run.losses[0]:.3f} -> "
-                         f"{run.losses[-1]:.3f} over {len(run.losses)} logged steps ({state}).")
+            lines.append(
+                f"LoRA on {run.devices} emulated device(s): exit {run.returncode}, loss {run.losses[0]:.3f} -> "
+                f"{run.losses[-1]:.3f} over {len(run.losses)} logged steps ({state})."
+            )
         else:
             lines.append(f"LoRA on {run.devices} emulated device(s): exit {run.returncode}, no loss logged.")
     if result.smoke:
-        lines.append(f"--run `{result.smoke['command']}`: exit {result.smoke['returncode']} in {result.smoke['seconds']} s.")
+        lines.append(
+            f"--run `{result.smoke['command']}`: exit {result.smoke['returncode']} in {result.smoke['seconds']} s."
+        )
     sev = data["findings_by_severity"]
-    lines.append(f"Found {data['findings']} finding(s): {sev['error']} error, {sev['warning']} warning, {sev['info']} info.")
+    lines.append(
+        f"Found {data['findings']} finding(s): {sev['error']} error, {sev['warning']} warning, {sev['info']} info."
+    )
     for code, n in data["findings_by_rule"].items():
         lines.append(f"  {n:5d}  {code}  {BY_CODE[code].name}")
     return lines
@@ -96,8 +125,11 @@ def render_github(result: VerifyResult) -> str:
     for f in result.findings:
         props = {"file": f.path, "line": str(f.line), "col": str(f.col), "title": f"{f.rule} {BY_CODE[f.rule].name}"}
         message = f.message if not f.suggestion else f"{f.message}\nSuggestion: {f.suggestion}"
-        lines.append(f"::{kinds[f.severity]} " + ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
-                     + f"::{escape_data(message)}")
+        lines.append(
+            f"::{kinds[f.severity]} "
+            + ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
+            + f"::{escape_data(message)}"
+        )
     return "\n".join(lines + summary_lines(result)) + "\n"
 
 

@@ -76,19 +76,32 @@ def read_target(root: Path) -> tuple[str, str | None]:
 
 def _finding(code: str, path: str, line: int, message: str) -> Finding:
     rule = BY_CODE[code]
-    return Finding(rule=code, severity=rule.severity, path=path, line=max(line, 1), col=1, message=message,
-                   suggestion=rule.suggestion)
+    return Finding(
+        rule=code,
+        severity=rule.severity,
+        path=path,
+        line=max(line, 1),
+        col=1,
+        message=message,
+        suggestion=rule.suggestion,
+    )
 
 
 def classify(error: str) -> str:
     """The code of an import failure, from its message."""
     if "is not available in torch_mlu for torch" in error:
         return "PRT702"
-    if ("Expected all tensors to be on the same device" in error or "Torch not compiled with CUDA enabled" in error
-            or "Found no NVIDIA driver" in error):
+    if (
+        "Expected all tensors to be on the same device" in error
+        or "Torch not compiled with CUDA enabled" in error
+        or "Found no NVIDIA driver" in error
+    ):
         return "PRT703"  # a tensor left on another device, or a "cuda" the port missed
-    if ("device type at start of device string: mlu" in error or "has no attribute 'mlu'" in error
-            or "Invalid device string: 'mlu" in error):
+    if (
+        "device type at start of device string: mlu" in error
+        or "has no attribute 'mlu'" in error
+        or "Invalid device string: 'mlu" in error
+    ):
         return "PRT704"
     return "PRT701"
 
@@ -107,7 +120,9 @@ def _module_findings(results: list[dict], own: set[str]) -> list[Finding]:
         if status in ("missing", "error"):
             code = classify(r.get("error", ""))
             where = r.get("file") or r["path"]
-            out.append(_finding(code, where, r.get("line") or 1, f"importing {r['module']} failed: {r.get('error', '')}"))
+            out.append(
+                _finding(code, where, r.get("line") or 1, f"importing {r['module']} failed: {r.get('error', '')}")
+            )
         elif status == "timeout":
             out.append(_finding("PRT705", r["path"], 1, f"importing {r['module']}: {r['error']}"))
     return out
@@ -134,11 +149,15 @@ def _lora(root: Path, version: str | None, opts: VerifyOptions, result: VerifyRe
             if run.returncode != 0:
                 tail = " | ".join(run.output_tail[-4:])
                 ended = "did not finish" if run.returncode is None else f"exited with {run.returncode}"
-                result.findings.append(_finding("PRT706", where, run.line,
-                                                f"train_lora.py on {devices} emulated device(s) {ended}: {tail}"))
+                result.findings.append(
+                    _finding(
+                        "PRT706", where, run.line, f"train_lora.py on {devices} emulated device(s) {ended}: {tail}"
+                    )
+                )
             elif not run.loss_fell:
-                result.findings.append(_finding("PRT707", ENTRY, 1,
-                                                f"on {devices} emulated device(s) the loss did not fall: {run.losses}"))
+                result.findings.append(
+                    _finding("PRT707", ENTRY, 1, f"on {devices} emulated device(s) the loss did not fall: {run.losses}")
+                )
 
 
 def _smoke(root: Path, command: str, version: str | None, opts: VerifyOptions, result: VerifyResult) -> None:
@@ -149,13 +168,18 @@ def _smoke(root: Path, command: str, version: str | None, opts: VerifyOptions, r
     if proc.timed_out:
         output += f"\ntimed out after {opts.run_timeout:g} s: {proc.stuck_summary()}"
     tail = [ln for ln in output.strip().splitlines() if ln.strip()][-12:]
-    result.smoke = {"command": command, "returncode": code, "seconds": round(time.perf_counter() - start, 2),
-                    "output_tail": tail}
+    result.smoke = {
+        "command": command,
+        "returncode": code,
+        "seconds": round(time.perf_counter() - start, 2),
+        "output_tail": tail,
+    }
     if code != 0:
         file, line = innermost_frame(output, root)
         first = shlex.split(command)[0] if command.strip() else command
-        result.findings.append(_finding("PRT708", file or first, line,
-                                        f"`{command}` exited with {code}: {' | '.join(tail[-4:])}"))
+        result.findings.append(
+            _finding("PRT708", file or first, line, f"`{command}` exited with {code}: {' | '.join(tail[-4:])}")
+        )
 
 
 def _timed(result: VerifyResult, phase: str, work, *args):
@@ -179,10 +203,13 @@ def verify_tree(root: Path, opts: VerifyOptions, progress: Progress | None = Non
     # importing what the children share, a single-process run, a retry alone), which the
     # other fills. Time limits count a module's own time, so sharing the CPU times nothing out.
     with ThreadPoolExecutor(1) as beside:
-        lora = beside.submit(_timed, result, "lora", _lora, root, version, opts, result, progress) if opts.lora else None
+        lora = (
+            beside.submit(_timed, result, "lora", _lora, root, version, opts, result, progress) if opts.lora else None
+        )
         if modules:
-            result.modules = _timed(result, "imports", import_modules, root, modules, version, opts.timeout, opts.jobs,
-                                    progress)
+            result.modules = _timed(
+                result, "imports", import_modules, root, modules, version, opts.timeout, opts.jobs, progress
+            )
             result.findings.extend(_module_findings(result.modules, own_top_names(modules)))
         if lora is not None:
             lora.result()

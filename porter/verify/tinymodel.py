@@ -14,9 +14,11 @@ from pathlib import Path
 SHADES = ["red", "blue", "green", "yellow", "black", "white", "pink", "brown"]
 THINGS = ["apple", "pear", "plum", "lemon", "grape"]
 # The words of common alpaca prompt templates, so the tokenizer does not map them to <unk>.
-PROMPT_WORDS = ("Below is an instruction that describes a task, paired with an input that provides "
-                "further context. Write a response that appropriately completes the request. "
-                "### Instruction: Input: Response:")
+PROMPT_WORDS = (
+    "Below is an instruction that describes a task, paired with an input that provides "
+    "further context. Write a response that appropriately completes the request. "
+    "### Instruction: Input: Response:"
+)
 
 
 def records() -> list[dict]:
@@ -35,19 +37,30 @@ def build(folder: Path) -> None:
     specials = ["<unk>", "<pad>", "<s>", "</s>"]
     tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.train_from_iterator([PROMPT_WORDS] + [" ".join(r.values()) for r in rows],
-                            trainers.WordLevelTrainer(special_tokens=specials))
+    tok.train_from_iterator(
+        [PROMPT_WORDS] + [" ".join(r.values()) for r in rows], trainers.WordLevelTrainer(special_tokens=specials)
+    )
     ids = {name: tok.token_to_id(name) for name in specials}
     tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", ids["<s>"])])
     model_dir = folder / "model"
-    PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", bos_token="<s>",
-                            eos_token="</s>").save_pretrained(model_dir)
+    PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", bos_token="<s>", eos_token="</s>"
+    ).save_pretrained(model_dir)
     # initializer_range 0.2: with a frozen random head, smaller weights give near-uniform
     # logits that LoRA alone cannot sharpen in a dozen steps.
-    config = LlamaConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128,
-                         initializer_range=0.2, pad_token_id=ids["<pad>"], bos_token_id=ids["<s>"],
-                         eos_token_id=ids["</s>"])
+    config = LlamaConfig(
+        vocab_size=tok.get_vocab_size(),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        initializer_range=0.2,
+        pad_token_id=ids["<pad>"],
+        bos_token_id=ids["<s>"],
+        eos_token_id=ids["</s>"],
+    )
     torch.manual_seed(0)
     LlamaForCausalLM(config).save_pretrained(model_dir)
     (folder / "alpaca.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")

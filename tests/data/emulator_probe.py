@@ -19,8 +19,11 @@ def check(fn):
     try:
         results[fn.__name__] = {"ok": True, "value": fn()}
     except BaseException as exc:  # noqa: BLE001
-        results[fn.__name__] = {"ok": False, "error": f"{type(exc).__name__}: {exc}",
-                                "trace": traceback.format_exc()[-1500:]}
+        results[fn.__name__] = {
+            "ok": False,
+            "error": f"{type(exc).__name__}: {exc}",
+            "trace": traceback.format_exc()[-1500:],
+        }
     return fn
 
 
@@ -58,8 +61,14 @@ def current_device():
     torch.mlu.set_device(0)
     with torch.mlu.device(1):
         inside = torch.mlu.current_device()
-    return {"before": before, "default_after_set": on_default, "inside": inside, "after": torch.mlu.current_device(),
-            "count": torch.mlu.device_count(), "bad_index": raises(lambda: torch.ones(1, device="mlu:5"))}
+    return {
+        "before": before,
+        "default_after_set": on_default,
+        "inside": inside,
+        "after": torch.mlu.current_device(),
+        "count": torch.mlu.device_count(),
+        "bad_index": raises(lambda: torch.ones(1, device="mlu:5")),
+    }
 
 
 def _train(device):
@@ -115,9 +124,14 @@ def out_arguments():
         torch.add(x, 1, out=wrong)
         mse_warnings_before = len(caught)
         torch.nn.functional.mse_loss(x, x + 1)
-    return {"empty": empty.cpu().tolist(), "exact": exact.cpu().tolist(), "same_buffer": exact.data_ptr() == exact_ptr,
-            "wrong": wrong.cpu().tolist(), "wrong_device": str(wrong.device),
-            "mse_warnings": len(caught) - mse_warnings_before}
+    return {
+        "empty": empty.cpu().tolist(),
+        "exact": exact.cpu().tolist(),
+        "same_buffer": exact.data_ptr() == exact_ptr,
+        "wrong": wrong.cpu().tolist(),
+        "wrong_device": str(wrong.device),
+        "mse_warnings": len(caught) - mse_warnings_before,
+    }
 
 
 @check
@@ -128,8 +142,12 @@ def save_load():
     plain = torch.load(io.BytesIO(buf.getvalue()))
     to_cpu = torch.load(io.BytesIO(buf.getvalue()), map_location="cpu")
     to_one = torch.load(io.BytesIO(buf.getvalue()), map_location="mlu:1")
-    return {"plain": str(plain["weight"].device), "cpu": str(to_cpu["weight"].device), "mlu1": str(to_one["weight"].device),
-            "equal": torch.equal(to_cpu["weight"], model.weight.detach().cpu())}
+    return {
+        "plain": str(plain["weight"].device),
+        "cpu": str(to_cpu["weight"].device),
+        "mlu1": str(to_one["weight"].device),
+        "equal": torch.equal(to_cpu["weight"], model.weight.detach().cpu()),
+    }
 
 
 @check
@@ -146,10 +164,14 @@ def rng():
     cpu_before = torch.get_rng_state()
     torch.rand(4, device="mlu")
     via_submodule = torch.equal(torch.mlu.random.get_rng_state(), torch.mlu.get_rng_state())
-    return {"seed_repeats": torch.equal(first, again), "state_restores": torch.equal(x, y),
-            "random_submodule": via_submodule, "all_states": len(torch.mlu.random.get_rng_state_all()),
-            "cpu_stream_untouched": torch.equal(cpu_before, torch.get_rng_state()),
-            "state_type": str(state.dtype)}
+    return {
+        "seed_repeats": torch.equal(first, again),
+        "state_restores": torch.equal(x, y),
+        "random_submodule": via_submodule,
+        "all_states": len(torch.mlu.random.get_rng_state_all()),
+        "cpu_stream_untouched": torch.equal(cpu_before, torch.get_rng_state()),
+        "state_type": str(state.dtype),
+    }
 
 
 @check
@@ -169,9 +191,15 @@ def autocast():
     scaler.scale(loss).backward()
     scaler.step(opt)
     scaler.update()
-    return {"bf16": str(bf.dtype), "fp16": str(fp.dtype), "softmax_fp32": str(soft.dtype), "outside": str(lin(x).dtype),
-            "scaler_stepped": not torch.equal(before, lin.weight.detach().cpu()), "scale": scaler.get_scale(),
-            "amp_dtypes": [str(d) for d in torch.mlu.get_amp_supported_dtype()]}
+    return {
+        "bf16": str(bf.dtype),
+        "fp16": str(fp.dtype),
+        "softmax_fp32": str(soft.dtype),
+        "outside": str(lin(x).dtype),
+        "scaler_stepped": not torch.equal(before, lin.weight.detach().cpu()),
+        "scale": scaler.get_scale(),
+        "amp_dtypes": [str(d) for d in torch.mlu.get_amp_supported_dtype()],
+    }
 
 
 @check
@@ -184,8 +212,12 @@ def streams_events():
     s = torch.mlu.Stream()
     with torch.mlu.stream(s):
         pass
-    return {"elapsed": start.elapsed_time(end), "query": end.query(), "stream_device": str(s.device),
-            "current_stream": str(torch.mlu.current_stream().device)}
+    return {
+        "elapsed": start.elapsed_time(end),
+        "query": end.query(),
+        "stream_device": str(s.device),
+        "current_stream": str(torch.mlu.current_stream().device),
+    }
 
 
 @check
@@ -198,20 +230,30 @@ def memory():
     after = torch.mlu.memory_allocated() - base
     stats = torch.mlu.memory_stats()
     free, total = torch.mlu.mem_get_info()
-    return {"grown": grown, "after_free": after, "peak_minus_base": torch.mlu.max_memory_allocated() - base,
-            "reserved_ge_allocated": torch.mlu.memory_reserved() >= torch.mlu.memory_allocated(),
-            "stats_keys": sorted(stats)[:3], "free_le_total": 0 < free <= total,
-            "other_device": torch.mlu.memory_allocated(1) >= 0}
+    return {
+        "grown": grown,
+        "after_free": after,
+        "peak_minus_base": torch.mlu.max_memory_allocated() - base,
+        "reserved_ge_allocated": torch.mlu.memory_reserved() >= torch.mlu.memory_allocated(),
+        "stats_keys": sorted(stats)[:3],
+        "free_le_total": 0 < free <= total,
+        "other_device": torch.mlu.memory_allocated(1) >= 0,
+    }
 
 
 @check
 def api_list():
     missing = raises(lambda: torch.mlu.nvtx)
-    return {"has_memory_snapshot": hasattr(torch.mlu, "memory_snapshot"), "has_nvtx": hasattr(torch.mlu, "nvtx"),
-            "nvtx_error": missing, "has_graph_stub": hasattr(torch.mlu, "MLUGraph"),
-            "graph_error": raises(lambda: torch.mlu.MLUGraph()),
-            "amp_grad_scaler": hasattr(torch.mlu.amp, "GradScaler"), "bf16": torch.mlu.is_bf16_supported(),
-            "version": torch_mlu.__version__}
+    return {
+        "has_memory_snapshot": hasattr(torch.mlu, "memory_snapshot"),
+        "has_nvtx": hasattr(torch.mlu, "nvtx"),
+        "nvtx_error": missing,
+        "has_graph_stub": hasattr(torch.mlu, "MLUGraph"),
+        "graph_error": raises(lambda: torch.mlu.MLUGraph()),
+        "amp_grad_scaler": hasattr(torch.mlu.amp, "GradScaler"),
+        "bf16": torch.mlu.is_bf16_supported(),
+        "version": torch_mlu.__version__,
+    }
 
 
 print(json.dumps(results))

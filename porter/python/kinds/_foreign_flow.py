@@ -118,7 +118,7 @@ def _bound_literals(ctx: FileContext, value: object) -> list[ast.AST]:
         found = [n for n in ast.walk(value.annotation)] if value.annotation is not None else []
         if isinstance(arguments, ast.arguments):
             positional = [*arguments.posonlyargs, *arguments.args]
-            pairs = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
+            pairs = list(zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults))
             pairs += list(zip(arguments.kwonlyargs, arguments.kw_defaults))
             found += [d for a, d in pairs if a is value and d is not None]
         return [n for n in found if isinstance(n, ast.Constant)]
@@ -141,6 +141,8 @@ def _compared_literals(ctx: FileContext, other: ast.AST, bindings: dict[str, lis
         return list(other.elts)
     if isinstance(other, ast.Name):
         values = bindings.get(other.id) or scope_bindings(ctx, ctx.tree).get(other.id) or []
-        if values and all(isinstance(v, _COLLECTIONS) and all(isinstance(e, ast.Constant) for e in v.elts) for v in values):
+        if values and all(
+            isinstance(v, _COLLECTIONS) and all(isinstance(e, ast.Constant) for e in v.elts) for v in values
+        ):
             return [e for v in values for e in v.elts]
     return []

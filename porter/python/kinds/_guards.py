@@ -12,6 +12,7 @@ from porter.core.model import Finding
 from porter.python.context import FileContext
 from porter.rules import Rule
 
+
 def call_name(node: ast.Call) -> str | None:
     func = node.func
     if isinstance(func, ast.Attribute):
@@ -65,7 +66,10 @@ def imported_from_torch(ctx: FileContext, test: ast.AST, rule: Rule) -> bool:
 
 
 def negated_check(ctx: FileContext, test: ast.AST, rule: Rule) -> bool:
-    return any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) and is_check(ctx, n.operand, rule) for n in ast.walk(test))
+    return any(
+        isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) and is_check(ctx, n.operand, rule)
+        for n in ast.walk(test)
+    )
 
 
 def checked_ifs(ctx: FileContext, rule: Rule) -> set[int]:
@@ -156,8 +160,12 @@ def calls_on_cuda_only_objects(ctx: FileContext, modules: list[str]) -> list[tup
         call = ctx.parents.get(node)
         # (a class, by its name: a function of the library, such as bnb.functional.dequantize_4bit,
         # returns a plain tensor)
-        if isinstance(call, ast.Call) and call.func is node and qual.split(".", 1)[0] in modules \
-                and qual.rsplit(".", 1)[-1][:1].isupper():
+        if (
+            isinstance(call, ast.Call)
+            and call.func is node
+            and qual.split(".", 1)[0] in modules
+            and qual.rsplit(".", 1)[-1][:1].isupper()
+        ):
             made[id(call)] = (qual, call.lineno)
     if not made:
         return []
@@ -168,7 +176,10 @@ def calls_on_cuda_only_objects(ctx: FileContext, modules: list[str]) -> list[tup
         if id(stmt.value) in made:
             for target in stmt.targets:
                 if isinstance(target, (ast.Name, ast.Attribute)):
-                    key = (id(enclosing_scope(ctx, stmt)), ast.dump(target, annotate_fields=False).replace("Store()", "Load()"))
+                    key = (
+                        id(enclosing_scope(ctx, stmt)),
+                        ast.dump(target, annotate_fields=False).replace("Store()", "Load()"),
+                    )
                     assigned.setdefault(key, []).append(stmt)
     out: list[tuple[ast.Call, str, int]] = []
     for call in ctx.nodes(ast.Call):
@@ -237,8 +248,14 @@ def _device_of(part: ast.AST, devices: list[str]) -> str | None:
             return None
         return _device_of(part.left, devices) or _device_of(right, devices)
     for node in ast.walk(part):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
-                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value in devices:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in devices
+        ):
             return node.args[1].value
         name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
         if name:

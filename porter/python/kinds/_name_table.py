@@ -47,7 +47,7 @@ class NameTable:
         prefix, rule = hit
         replace = rule.params.get("replace") or {}
         new_prefix = replace.get(prefix)
-        return qual if new_prefix is None else new_prefix + qual[len(prefix):]
+        return qual if new_prefix is None else new_prefix + qual[len(prefix) :]
 
 
 def _split_import(ctx: FileContext, table: NameTable, node: ast.ImportFrom, rule: Rule) -> Finding:
@@ -56,7 +56,13 @@ def _split_import(ctx: FileContext, table: NameTable, node: ast.ImportFrom, rule
     line_start = ctx.index.starts[node.lineno - 1]
     indent = ctx.text[line_start:start]
     if indent.strip():
-        return ctx.finding(rule, node, f"names imported from {node.module} move to different modules; split this import by hand", severity="warning", subject=node.module)
+        return ctx.finding(
+            rule,
+            node,
+            f"names imported from {node.module} move to different modules; split this import by hand",
+            severity="warning",
+            subject=node.module,
+        )
     groups: dict[str, list[str]] = {}
     for alias in node.names:
         new = table.renamed(f"{node.module}.{alias.name}")
@@ -65,7 +71,13 @@ def _split_import(ctx: FileContext, table: NameTable, node: ast.ImportFrom, rule
         groups.setdefault(parent, []).append(name if name == local else f"{name} as {local}")
     newline = line_ending(ctx.text, line_start)
     statements = [f"from {parent} import {', '.join(names)}" for parent, names in groups.items()]
-    return ctx.finding(rule, node, f"split: {'; '.join(statements)}", replacement=(newline + indent).join(statements), subject=node.module)
+    return ctx.finding(
+        rule,
+        node,
+        f"split: {'; '.join(statements)}",
+        replacement=(newline + indent).join(statements),
+        subject=node.module,
+    )
 
 
 def check_import(ctx: FileContext, table: NameTable, node: ast.Import) -> Iterable[Finding]:
@@ -81,7 +93,13 @@ def check_import(ctx: FileContext, table: NameTable, node: ast.Import) -> Iterab
             # Without an alias the statement binds only the top package, which stays valid.
             start = ctx.span(alias)[0]
             if ctx.text.startswith(alias.name, start):
-                yield ctx.finding(rule, (start, start + len(alias.name)), f"{alias.name} -> {new}", replacement=new, subject=alias.name)
+                yield ctx.finding(
+                    rule,
+                    (start, start + len(alias.name)),
+                    f"{alias.name} -> {new}",
+                    replacement=new,
+                    subject=alias.name,
+                )
 
 
 def check_import_from(ctx: FileContext, table: NameTable, node: ast.ImportFrom) -> Iterable[Finding]:
@@ -116,9 +134,21 @@ def check_import_from(ctx: FileContext, table: NameTable, node: ast.ImportFrom) 
     match = _FROM_MODULE.match(ctx.text[start:end])
     if new_module != node.module:
         if match is None or match.group(1) != node.module:
-            yield ctx.finding(rule, node, f"cannot rewrite this import's layout; change {node.module} to {new_module} by hand", severity="warning", subject=node.module)
+            yield ctx.finding(
+                rule,
+                node,
+                f"cannot rewrite this import's layout; change {node.module} to {new_module} by hand",
+                severity="warning",
+                subject=node.module,
+            )
             return
-        yield ctx.finding(rule, (start + match.start(1), start + match.end(1)), f"{node.module} -> {new_module}", replacement=new_module, subject=node.module)
+        yield ctx.finding(
+            rule,
+            (start + match.start(1), start + match.end(1)),
+            f"{node.module} -> {new_module}",
+            replacement=new_module,
+            subject=node.module,
+        )
     for alias, new, rule in changes:
         new_name = new.rsplit(".", 1)[1]
         if new_name == alias.name:
@@ -127,4 +157,10 @@ def check_import_from(ctx: FileContext, table: NameTable, node: ast.ImportFrom) 
         if not ctx.text.startswith(alias.name, a_start):
             continue
         replacement = new_name if alias.asname else f"{new_name} as {alias.name}"
-        yield ctx.finding(rule, (a_start, a_start + len(alias.name)), f"{node.module}.{alias.name} -> {new}", replacement=replacement, subject=f"{node.module}.{alias.name}")
+        yield ctx.finding(
+            rule,
+            (a_start, a_start + len(alias.name)),
+            f"{node.module}.{alias.name} -> {new}",
+            replacement=replacement,
+            subject=f"{node.module}.{alias.name}",
+        )

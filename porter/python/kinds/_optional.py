@@ -106,8 +106,12 @@ def _on_other_device(test: ast.AST) -> bool:
         return False
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "is_available":
         owner = test.func.value
-        return (isinstance(owner, ast.Attribute) and owner.attr in OTHER_DEVICES
-                and isinstance(owner.value, ast.Name) and owner.value.id == "torch")
+        return (
+            isinstance(owner, ast.Attribute)
+            and owner.attr in OTHER_DEVICES
+            and isinstance(owner.value, ast.Name)
+            and owner.value.id == "torch"
+        )
     return False
 
 
@@ -126,11 +130,16 @@ def _swallows_import_error(handler: ast.ExceptHandler) -> bool:
     caught = handler.type
     if caught is not None:
         names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
-        if not any((n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", None)) in _IMPORT_ERRORS for n in names):
+        if not any(
+            (n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", None)) in _IMPORT_ERRORS for n in names
+        ):
             return False
     for node in (n for stmt in handler.body if not isinstance(stmt, ast.If) for n in ast.walk(stmt)):
         if isinstance(node, ast.Raise):
             return False
-        if isinstance(node, ast.Call) and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in _STOPS:
+        if (
+            isinstance(node, ast.Call)
+            and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in _STOPS
+        ):
             return False  # `except ImportError: sys.exit("install x")`: the import is required
     return True

@@ -78,4 +78,3 @@ def first_containing(regions: Sequence[Span], spans: Sequence[Span]) -> list[int
         # The regions that end at or past `end` hold the first ranks: as many as the ends >= end.
         out[j] = smallest(bisect_right(negated_ends, -end))
     return out
-

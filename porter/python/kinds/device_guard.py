@@ -43,7 +43,6 @@ from porter.python.context import FileContext
 from porter.rules import Rule
 
 
-
 def screen_words(rules: list[Rule]) -> set[str]:
     from porter.python.kinds.qualified_name import screen_word
 
@@ -81,8 +80,13 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
         if device is not None:
             device = _DEVICE_NAMES.get(device, device.upper())
             other_branches.add(id(branch))
-            keep.append((ctx.span(branch)[0], ctx.span(branch.body[-1])[1],
-                         f"is the {device} branch (`{_quoted(ctx, branch.test)}`), another device's code"))
+            keep.append(
+                (
+                    ctx.span(branch)[0],
+                    ctx.span(branch.body[-1])[1],
+                    f"is the {device} branch (`{_quoted(ctx, branch.test)}`), another device's code",
+                )
+            )
             quiet.append(keep[-1])
     # `is_torch_cuda_available() and torch.version.hip is not None`: ROCm's detection.
     for both in ctx.nodes(ast.BoolOp):
@@ -94,8 +98,14 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             device = _DEVICE_NAMES.get(device, device.upper())
             s, e = ctx.span(both)
             keep.append((s, e, f"detects {device}, another device (`{_quoted(ctx, both)}`)"))
-            extra.append(ctx.finding(rule, check, f"CUDA check kept: with the rest of `{_quoted(ctx, both)}` it detects "
-                                     f"{device}, another device", severity="info"))
+            extra.append(
+                ctx.finding(
+                    rule,
+                    check,
+                    f"CUDA check kept: with the rest of `{_quoted(ctx, both)}` it detects {device}, another device",
+                    severity="info",
+                )
+            )
     for top in ctx.nodes(ast.If) if checked else ():
         if id(top) in seen_elifs:
             continue
@@ -108,14 +118,24 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
                 continue  # `elif not cuda_available(): cpu`: converted in place below
             start = ctx.span(branch)[0]
             end = ctx.span(branch.body[-1])[1]
-            if guards.mentions(ctx, branch.test, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])) or any(
-                guards.mentions(ctx, stmt, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])) for stmt in branch.body
+            if guards.mentions(
+                ctx, branch.test, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])
+            ) or any(
+                guards.mentions(ctx, stmt, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", []))
+                for stmt in branch.body
             ):
                 keep.append((start, end, "guards CUDA-only code"))
                 quiet.append(keep[-1])
                 # Keeping the check is the port (the guarded code cannot run on the target
                 # either way): a note, outside the default set, not something to act on.
-                extra.append(ctx.finding(rule, branch.test, "CUDA check kept: it guards CUDA-only code (a CUDA-only library or FlashAttention-2)", severity="info"))
+                extra.append(
+                    ctx.finding(
+                        rule,
+                        branch.test,
+                        "CUDA check kept: it guards CUDA-only code (a CUDA-only library or FlashAttention-2)",
+                        severity="info",
+                    )
+                )
                 continue
             chosen = kept_value(branch.body)
             if chosen is not None:
@@ -132,11 +152,20 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             if any(guards.other_device(b.test, [p.get("target_device", "mlu")]) for b in others):
                 continue  # the chain already has a target branch
             if target_check is None:
-                extra.append(ctx.finding(rule, branch.test, "device dispatch chain without an MLU branch; porter cannot add one here (torch is not imported by name)", severity="warning"))
+                extra.append(
+                    ctx.finding(
+                        rule,
+                        branch.test,
+                        "device dispatch chain without an MLU branch; porter cannot add one here (torch is not imported by name)",
+                        severity="warning",
+                    )
+                )
                 continue
             if edits is None:
                 edits = _EditsByStart(findings)
-            extra.append(_target_branch(ctx, rule, branch, not guards.is_elif(ctx, branch), start, end, edits, target_check))
+            extra.append(
+                _target_branch(ctx, rule, branch, not guards.is_elif(ctx, branch), start, end, edits, target_check)
+            )
     # A method of an object a CUDA-only library made (`bnb.nn.Params4bit(...).cuda()`): that
     # library's own method, whose CUDA device is what it acts on; the library is reported.
     for call, made_by, line in guards.calls_on_cuda_only_objects(ctx, p.get("cuda_only_modules", [])):
@@ -161,13 +190,23 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
         if edited.overlaps(s, e) or kept.contains(s, e):
             continue
         if target_check is None:
-            extra.append(ctx.finding(rule, node, f"{ctx.text[s:e]} is False on the target; this module does not import torch, so porter cannot write the target check here", suggestion="Import torch (and torch_mlu) and test torch.mlu.is_available().", severity="warning"))
+            extra.append(
+                ctx.finding(
+                    rule,
+                    node,
+                    f"{ctx.text[s:e]} is False on the target; this module does not import torch, so porter cannot write the target check here",
+                    suggestion="Import torch (and torch_mlu) and test torch.mlu.is_available().",
+                    severity="warning",
+                )
+            )
             continue
         extra.append(ctx.finding(rule, node, f"{ctx.text[s:e]} -> {target_check}", replacement=target_check))
     return _quiet_regions(ctx, rule, _keep_regions(ctx, rule, findings, keep), quiet) + extra
 
 
-def _quiet_regions(ctx: FileContext, rule: Rule, findings: list[Finding], quiet: list[tuple[int, int, str]]) -> list[Finding]:
+def _quiet_regions(
+    ctx: FileContext, rule: Rule, findings: list[Finding], quiet: list[tuple[int, int, str]]
+) -> list[Finding]:
     """The reports (without an edit) inside code that never runs on the target, as notes: an
     nvidia-smi query in a branch guarded by an NVML check that stays CUDA's (ms-swift's
     get_physical_device_count) is not something to port, as the edits kept there are not."""
@@ -186,8 +225,14 @@ def _quiet_regions(ctx: FileContext, rule: Rule, findings: list[Finding], quiet:
     region_of = {id(f): quiet[i] for f, i in zip(reports, holder) if i is not None}
     if not region_of:
         return findings
-    return [replace(f, severity="info", suggestion=None, message=f"kept for CUDA: {f.message} (this code {region_of[id(f)][2]})")
-            if id(f) in region_of else f for f in findings]
+    return [
+        replace(
+            f, severity="info", suggestion=None, message=f"kept for CUDA: {f.message} (this code {region_of[id(f)][2]})"
+        )
+        if id(f) in region_of
+        else f
+        for f in findings
+    ]
 
 
 _DEVICE_NAMES = {"rocm": "ROCm", "hip": "ROCm"}
@@ -202,11 +247,18 @@ def _kept_choice_note(ctx: FileContext, rule: Rule, test: ast.AST, literal: ast.
     accelerator = "cuda"` where "cuda" is Lightning's accelerator name): converting the check
     alone would hand the kept value to the target, and a target branch would have nothing of
     its own to choose."""
-    return ctx.finding(rule, test, f"CUDA check kept: it chooses {_quoted(ctx, literal)} (line {literal.lineno}), a value "
-                       f"{why.rule} keeps (its finding there says why)", severity="info")
+    return ctx.finding(
+        rule,
+        test,
+        f"CUDA check kept: it chooses {_quoted(ctx, literal)} (line {literal.lineno}), a value "
+        f"{why.rule} keeps (its finding there says why)",
+        severity="info",
+    )
 
 
-def _keep_regions(ctx: FileContext, rule: Rule, findings: list[Finding], keep: list[tuple[int, int, str]]) -> list[Finding]:
+def _keep_regions(
+    ctx: FileContext, rule: Rule, findings: list[Finding], keep: list[tuple[int, int, str]]
+) -> list[Finding]:
     if not keep:
         return list(findings)
     with_edit = [f for f in findings if f.edit]
@@ -226,9 +278,16 @@ def _keep_regions(ctx: FileContext, rule: Rule, findings: list[Finding], keep: l
         # Kept on purpose: the rule's advice (rename, replace) would contradict the note.
         out.append(
             Finding(
-                rule=f.rule, severity="info", path=f.path, line=f.line, col=f.col,
+                rule=f.rule,
+                severity="info",
+                path=f.path,
+                line=f.line,
+                col=f.col,
                 message=f"kept for CUDA: {f.message} (this code {region[2]})",
-                suggestion=None, end_line=f.end_line, end_col=f.end_col, subject=f.subject,
+                suggestion=None,
+                end_line=f.end_line,
+                end_col=f.end_col,
+                subject=f.subject,
             )
         )
     return out
@@ -266,7 +325,7 @@ def _target_branch(ctx, rule, branch, is_first, start, end, edits: _EditsByStart
     for edit in inner:
         if edit.start < pos:
             continue
-        pieces.append(ctx.text[pos:edit.start] + edit.replacement)
+        pieces.append(ctx.text[pos : edit.start] + edit.replacement)
         pos = edit.end
     pieces.append(ctx.text[pos:end])
     copy = "".join(pieces)
@@ -275,5 +334,15 @@ def _target_branch(ctx, rule, branch, is_first, start, end, edits: _EditsByStart
     newline = line_ending(ctx.text, end)
     if is_first:  # the new branch takes the `if`; the CUDA branch becomes an `elif`
         replacement = copy + newline + indent + "elif"
-        return ctx.finding(rule, (start, start + 2), f"device dispatch chain: added a {rule.params.get('target_device', 'mlu')} branch before the CUDA branch", replacement=replacement)
-    return ctx.finding(rule, (start, start), f"device dispatch chain: added a {rule.params.get('target_device', 'mlu')} branch before the CUDA branch", replacement=copy + newline + indent)
+        return ctx.finding(
+            rule,
+            (start, start + 2),
+            f"device dispatch chain: added a {rule.params.get('target_device', 'mlu')} branch before the CUDA branch",
+            replacement=replacement,
+        )
+    return ctx.finding(
+        rule,
+        (start, start),
+        f"device dispatch chain: added a {rule.params.get('target_device', 'mlu')} branch before the CUDA branch",
+        replacement=copy + newline + indent,
+    )

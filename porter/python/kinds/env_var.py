@@ -89,7 +89,7 @@ def renamed_variable(name: str, rule: Rule) -> str | None:
         return replace[name]
     for old, new in replace.items():
         if old.endswith("_") and name.startswith(old):
-            return new + name[len(old):]
+            return new + name[len(old) :]
     return None
 
 
@@ -127,7 +127,11 @@ def _mentions(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             rule = rule_for_name(node.value, rules)
             if rule is not None:
                 body = literal_body(source)
-                if body is None or source[body[0]:body[1]] != node.value or _switched_off(rule, _assigned_value(ctx, node)):
+                if (
+                    body is None
+                    or source[body[0] : body[1]] != node.value
+                    or _switched_off(rule, _assigned_value(ctx, node))
+                ):
                     continue
                 if not _among_launcher_exports(ctx, node, rule):
                     yield _finding(ctx, rule, node.value, start + body[0])
@@ -137,10 +141,10 @@ def _mentions(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         body = literal_body(source)
         if body is None:
             continue
-        command = source[body[0]:body[1]]
+        command = source[body[0] : body[1]]
         for name, offset in assigned_names(command):
             rule = rule_for_name(name, rules)
-            if rule is not None and not _switched_off(rule, command[offset + len(name) + 1:].split(" ", 1)[0]):
+            if rule is not None and not _switched_off(rule, command[offset + len(name) + 1 :].split(" ", 1)[0]):
                 yield _finding(ctx, rule, name, start + body[0] + offset)
 
 
@@ -188,4 +192,3 @@ def _finding(ctx: FileContext, rule: Rule, name: str, offset: int) -> Finding:
     if new is None:
         return ctx.finding(rule, span, message, subject=name, severity=severity)
     return ctx.finding(rule, span, message, replacement=new, subject=name, expect_old=name)
-

@@ -32,7 +32,6 @@ from porter.python.kinds._int_devices import int_device_ordinals
 from porter.rules import Rule
 
 
-
 def screen_words(rules: list[Rule]) -> set[str]:
     """None of its own: it fires where other rules edit, or (`int_device_lines`) where torch is
     given an integer device, whose literal forms are found anywhere (`*.to(0`)."""
@@ -81,14 +80,17 @@ def _submodules_only(node: ast.stmt, anchor: str) -> bool:
     """`import torch.distributed as dist`: binds no device module, so torch_mlu may follow it
     (isort's place); `import torch.cuda` (ported to torch.mlu) needs torch_mlu first."""
     return isinstance(node, ast.Import) and all(
-        a.name.startswith(anchor + ".") and a.name.split(".")[1] not in ("cuda", "mlu") for a in node.names)
+        a.name.startswith(anchor + ".") and a.name.split(".")[1] not in ("cuda", "mlu") for a in node.names
+    )
 
 
 def _anchor(ctx: FileContext, anchor: str) -> tuple[ast.stmt | None, bool]:
     """Where the import goes: (statement, True to put it after / False before); (None, True)
     for the top of the module."""
-    nodes = sorted((n for n in ctx.imports.import_nodes if not _under_type_checking(ctx, n) and _is_module_level(ctx, n)),
-                   key=lambda n: (n.lineno, n.col_offset))
+    nodes = sorted(
+        (n for n in ctx.imports.import_nodes if not _under_type_checking(ctx, n) and _is_module_level(ctx, n)),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
     first = next((n for n in nodes if _torch_import(n, anchor)), None)
     if first is None:  # torch only inside functions: after the module's own imports
         top = [n for n in nodes if isinstance(ctx.parents.get(n), ast.Module)]
@@ -103,8 +105,11 @@ def _beside(ctx: FileContext, first: ast.stmt, anchor: str) -> tuple[ast.stmt, b
     # isort puts `import torch.nn as nn` right after `import torch`, and torch_mlu after both.
     body = getattr(ctx.parents.get(first), "body", [])
     at = body.index(first) if first in body else -1
-    while 0 <= at < len(body) - 1 and isinstance(body[at + 1], ast.Import) \
-            and all(a.name.startswith(anchor + ".") for a in body[at + 1].names):
+    while (
+        0 <= at < len(body) - 1
+        and isinstance(body[at + 1], ast.Import)
+        and all(a.name.startswith(anchor + ".") for a in body[at + 1].names)
+    ):
         at += 1
     return (body[at] if at >= 0 else first), True
 
@@ -113,7 +118,9 @@ def _top_of_module(ctx: FileContext) -> int:
     """Offset after the docstring and `from __future__` imports (where an import may go first)."""
     line = 0
     for node in ctx.tree.body:
-        is_doc = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        is_doc = (
+            isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        )
         if (is_doc and line == 0) or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
             line = node.end_lineno
             continue
@@ -125,8 +132,9 @@ def _torch_through_library(ctx: FileContext, rule: Rule, findings: list[Finding]
     """The module imports a library that imports torch for it and calls what torch_mlu adds (or
     gives torch an integer device on a line that maps it by registration)."""
     codes = set(rule.params.get("also_when_edited_by", ()))
-    return any(ctx.imports.binds(m) for m in rule.params.get("also_when_importing", ())) \
-        and (ordinal or any(f.edit and f.rule in codes for f in findings))
+    return any(ctx.imports.binds(m) for m in rule.params.get("also_when_importing", ())) and (
+        ordinal or any(f.edit and f.rule in codes for f in findings)
+    )
 
 
 def _ordinal_needs_it(ctx: FileContext, rule: Rule) -> bool:
@@ -217,8 +225,9 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
             continue
         if not ctx.imports.binds(anchor) and not _torch_through_library(ctx, rule, findings, ordinal):
             continue  # a helper that only receives torch objects: its callers import torch_mlu
-        message = f"import {module}" + (" (an integer device here names the target only once it is imported)"
-                                        if ordinal else "")
+        message = f"import {module}" + (
+            " (an integer device here names the target only once it is imported)" if ordinal else ""
+        )
         places = _local_anchors(ctx, findings, anchor) if ctx.imports.binds(anchor) else None
         if places:
             for target, after in places:
@@ -245,23 +254,25 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
     return findings
 
 
-def _inserted(ctx: FileContext, rule: Rule, target: ast.stmt, after: bool, statement: str, message: str) -> Finding | None:
+def _inserted(
+    ctx: FileContext, rule: Rule, target: ast.stmt, after: bool, statement: str, message: str
+) -> Finding | None:
     """The finding that puts `statement` on its own line before or after `target` (None where
     the line has no clean place for it)."""
     line_start = ctx.index.starts[target.lineno - 1]
-    indent = ctx.text[line_start:ctx.span(target)[0]]
+    indent = ctx.text[line_start : ctx.span(target)[0]]
     if indent.strip():  # `x = 1; import torch`: no clean place on that line
         return None
     end_line, _ = ctx.index.line_col(ctx.span(target)[1])
     line_end = ctx.index.starts[end_line] if end_line < len(ctx.index.starts) else len(ctx.text)
-    rest = ctx.text[ctx.span(target)[1]:line_end].strip()  # what follows on its line (any line ending)
+    rest = ctx.text[ctx.span(target)[1] : line_end].strip()  # what follows on its line (any line ending)
     if after and rest and not rest.startswith("#"):
         after = False  # `import torch; torch.cuda...` on one line: put ours before it
     if after:
         end_line = target.end_lineno
         line_end = ctx.index.starts[end_line] if end_line < len(ctx.index.starts) else len(ctx.text)
-        body = ctx.text[ctx.index.starts[end_line - 1]:line_end]
-        newline = body[len(body.rstrip("\r\n")):] or "\n"
+        body = ctx.text[ctx.index.starts[end_line - 1] : line_end]
+        newline = body[len(body.rstrip("\r\n")) :] or "\n"
         at = line_end - (len(newline) if body.endswith(("\n", "\r")) else 0)
         replacement = newline + indent + statement
     else:

@@ -43,7 +43,7 @@ _KERNEL_DECORATORS = ("jit", "autotune", "heuristics")
 _SUGGESTION = {
     "language": "Use the PyTorch fallback path of this code on the target, or port the kernels by hand.",
     "extension": "Port the extension's kernels to BANG C (torch_mlu.utils.cpp_extension.MLUExtension), or use the "
-                 "PyTorch path of the code that imports this module; its tests and benchmarks run where CUDA does.",
+    "PyTorch path of the code that imports this module; its tests and benchmarks run where CUDA does.",
     "patch": "Leave the patch off on the target (transformers' SDPA attention runs there), or port the kernels by hand.",
 }
 
@@ -74,15 +74,19 @@ def kept_finding(ctx: FileContext, rule: Rule) -> Finding | None:
     found = _top_level_import(ctx, lambda name: _extension(ctx, name, suffixes))
     if found is not None:
         node, module = found
-        why = (f"it imports {module} at top level, a compiled CUDA extension, which cannot be built or loaded on the "
-               "target: the module cannot start there")
+        why = (
+            f"it imports {module} at top level, a compiled CUDA extension, which cannot be built or loaded on the "
+            "target: the module cannot start there"
+        )
         return _kept(ctx, rule, node, module, why, "extension")
     found = _kernel_definitions(ctx, kernels)
     if found is not None:
         node, module = found
         decorator = ast.unparse(node.func if isinstance(node, ast.Call) else node)
-        why = (f"it defines {module} kernels (@{decorator}), which do not run on the target (its import of "
-               f"{module} is guarded: the module imports without it, its kernels do not run)")
+        why = (
+            f"it defines {module} kernels (@{decorator}), which do not run on the target (its import of "
+            f"{module} is guarded: the module imports without it, its kernels do not run)"
+        )
         return _kept(ctx, rule, node, module, why, "language")
     found = _monkey_patch(ctx, p.get("patch_modules", []))
     if found is not None:
@@ -93,12 +97,14 @@ def kept_finding(ctx: FileContext, rule: Rule) -> Finding | None:
 
 
 def _kept(ctx: FileContext, rule: Rule, node: ast.AST, module: str, why: str, shape: str) -> Finding:
-    return ctx.finding(rule, node, f"module kept as it is: {why}", suggestion=_SUGGESTION[shape],
-                       subject=f"{KEPT_MODULE}{module}")
+    return ctx.finding(
+        rule, node, f"module kept as it is: {why}", suggestion=_SUGGESTION[shape], subject=f"{KEPT_MODULE}{module}"
+    )
 
 
-def _top_level_import(ctx: FileContext, listed: Callable[[str], str | None],
-                      optional_in_try: bool = True) -> tuple[ast.AST, str] | None:
+def _top_level_import(
+    ctx: FileContext, listed: Callable[[str], str | None], optional_in_try: bool = True
+) -> tuple[ast.AST, str] | None:
     """The first import the module cannot run without (its body, or a top-level `try:` that
     does not carry on without it: `optional_in_try` False counts every `try:`) of a module
     `listed` names, with that name."""
@@ -187,7 +193,9 @@ def _has_fallback(ctx: FileContext, node: ast.AST, modules: list[str]) -> bool:
                     bound |= {(a.asname or a.name).split(".", 1)[0] for a in stmt.names}
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 bound.add(stmt.name)
-            elif isinstance(stmt, ast.Assign) and not (isinstance(stmt.value, ast.Constant) and stmt.value.value is None):
+            elif isinstance(stmt, ast.Assign) and not (
+                isinstance(stmt.value, ast.Constant) and stmt.value.value is None
+            ):
                 bound |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
         if not wanted <= bound:
             return False

@@ -28,7 +28,6 @@ from porter.python.context import FileContext
 from porter.rules import Rule
 
 
-
 def _keywords(rule: Rule) -> list[str]:
     return [rule.params["keyword"], *rule.params.get("also_keywords", ())]
 
@@ -51,15 +50,23 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 continue
             values = rule.params.get("values")
             unknown = not isinstance(value, ast.Constant)
-            if values is not None and not (unknown and rule.params.get("report_unknown")) and not (
-                    not unknown and value.value in values and type(value.value) in {type(v) for v in values}):
+            if (
+                values is not None
+                and not (unknown and rule.params.get("report_unknown"))
+                and not (not unknown and value.value in values and type(value.value) in {type(v) for v in values})
+            ):
                 continue
             node = where
             shown = ctx.text[slice(*ctx.span(node))]
             new = rule.params.get("replace")
             if unknown and values is not None and rule.params.get("report_unknown"):
-                yield ctx.finding(rule, node, subject=shown, severity="warning",
-                                  message=f"{shown}: if it is {values[0]!r} at run time: {rule.message or rule.summary}")
+                yield ctx.finding(
+                    rule,
+                    node,
+                    subject=shown,
+                    severity="warning",
+                    message=f"{shown}: if it is {values[0]!r} at run time: {rule.message or rule.summary}",
+                )
             elif new is None:
                 yield ctx.finding(rule, node, subject=shown)
             else:
@@ -107,5 +114,9 @@ def _settings(ctx: FileContext) -> Iterable[tuple[ast.AST, str, ast.AST]]:
                 yield key, key.value, value
     for node in ctx.nodes(ast.Assign):
         for target in node.targets:
-            if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+            if (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.slice, ast.Constant)
+                and isinstance(target.slice.value, str)
+            ):
                 yield node, target.slice.value, node.value

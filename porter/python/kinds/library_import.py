@@ -35,7 +35,6 @@ from porter.python.kinds._optional import how_needed
 from porter.rules import Rule
 
 
-
 def screen_imports(rules: list[Rule]) -> set[str]:
     """The packages the kind reports: it reads import statements only, so a file that names
     one in a string or a help text, and imports none, is not parsed for it."""
@@ -43,8 +42,12 @@ def screen_imports(rules: list[Rule]) -> set[str]:
     for rule in rules:
         table = load_package_table(rule.target)
         entries = [entry.on_line(line) for entry in table.entries.values() for line in ("", *dict(entry.lines))]
-        words |= {name.split(".", 1)[0] for entry in entries
-                  if entry.action in rule.params["actions"] for name in entry.import_names}
+        words |= {
+            name.split(".", 1)[0]
+            for entry in entries
+            if entry.action in rule.params["actions"]
+            for name in entry.import_names
+        }
     return words
 
 
@@ -59,7 +62,7 @@ def is_own(module: str, path: str, own_modules: frozenset[str]) -> bool:
     if len(parts) == 1 and any(own.startswith(f"{module}.") for own in own_modules):
         return True
     folders = path.split("/")[:-1]
-    return len(parts) > 1 and any(folders[i:i + 2] == parts[:2] for i in range(len(folders) - 1))
+    return len(parts) > 1 and any(folders[i : i + 2] == parts[:2] for i in range(len(folders) - 1))
 
 
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
@@ -100,22 +103,36 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             also = f" ({more} more import{'s' if more > 1 else ''} of it in this file)" if more else ""
             if name in required:
                 where, module = required[name]
-                yield ctx.finding(rule, where, f"imports {module} ({entry.name}): {entry.reason}{also}",
-                                  suggestion=entry.suggestion, severity=entry.severity, subject=entry.name)
+                yield ctx.finding(
+                    rule,
+                    where,
+                    f"imports {module} ({entry.name}): {entry.reason}{also}",
+                    suggestion=entry.suggestion,
+                    severity=entry.severity,
+                    subject=entry.name,
+                )
                 continue
             suggestion = entry.suggestion
             if need == "test":
-                message = (f"imports {module} ({entry.name}) in a test that needs it: the test cannot run on "
-                           f"{ctx.target.upper()}, nothing in it to port: {entry.reason}{also}")
+                message = (
+                    f"imports {module} ({entry.name}) in a test that needs it: the test cannot run on "
+                    f"{ctx.target.upper()}, nothing in it to port: {entry.reason}{also}"
+                )
                 suggestion = f"Run this test where {entry.name} runs, or skip it on {ctx.target.upper()}."
             elif need == "switched":
-                message = (f"imports {module} ({entry.name}) only when `{switch}` is on: the module runs without it "
-                           f"while that setting is off; on {ctx.target.upper()} leave it off: {entry.reason}{also}")
+                message = (
+                    f"imports {module} ({entry.name}) only when `{switch}` is on: the module runs without it "
+                    f"while that setting is off; on {ctx.target.upper()} leave it off: {entry.reason}{also}"
+                )
             elif need == "elsewhere":
-                message = (f"imports {module} ({entry.name}) only where another vendor's accelerator is in use "
-                           f"(under a test for it): that code never runs on {ctx.target.upper()}: {entry.reason}{also}")
+                message = (
+                    f"imports {module} ({entry.name}) only where another vendor's accelerator is in use "
+                    f"(under a test for it): that code never runs on {ctx.target.upper()}: {entry.reason}{also}"
+                )
                 suggestion = None  # nothing to change in code the target never runs
             else:
-                message = (f"optional import of {module} ({entry.name}): the module runs without it (the import is "
-                           f"guarded); what uses it does not run on {ctx.target.upper()}: {entry.reason}{also}")
+                message = (
+                    f"optional import of {module} ({entry.name}): the module runs without it (the import is "
+                    f"guarded); what uses it does not run on {ctx.target.upper()}: {entry.reason}{also}"
+                )
             yield ctx.finding(rule, where, message, suggestion=suggestion, severity="info", subject=entry.name)

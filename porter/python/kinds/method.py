@@ -15,7 +15,6 @@ from porter.python.context import FileContext
 from porter.rules import Rule
 
 
-
 def screen_words(rules: list[Rule]) -> set[str]:
     return {r.params["attribute"] for r in rules}
 
@@ -39,6 +38,10 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             continue
         end = ctx.span(node)[1]
         yield ctx.finding(
-            rule, (end - len(node.attr), end), f".{node.attr} -> .{new}", replacement=new, subject=f".{node.attr}",
+            rule,
+            (end - len(node.attr), end),
+            f".{node.attr} -> .{new}",
+            replacement=new,
+            subject=f".{node.attr}",
             expect_old=node.attr,
         )

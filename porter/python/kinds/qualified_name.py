@@ -30,8 +30,6 @@ from porter.python.context import FileContext
 from porter.rules import Rule
 
 
-
-
 # Components too common to tell anything about a file.
 _COMMON = {"utils", "load", "version", "backends", "distributed", "amp", "profiler", "nn", "functional", "autograd"}
 
@@ -85,8 +83,10 @@ def _reported_at_a_use(finding: Finding, uses: list[Finding]) -> bool:
     if finding.subject is None:
         return False
     name = finding.subject
-    return any(u.rule == finding.rule and u.subject is not None and (u.subject == name or u.subject.startswith(name + "."))
-               for u in uses)
+    return any(
+        u.rule == finding.rule and u.subject is not None and (u.subject == name or u.subject.startswith(name + "."))
+        for u in uses
+    )
 
 
 def _exported(ctx: FileContext, finding: Finding) -> bool:
@@ -99,18 +99,27 @@ def _exported(ctx: FileContext, finding: Finding) -> bool:
 def _dunder_all(ctx: FileContext) -> set[str]:
     names: set[str] = set()
     for stmt in ctx.tree.body:
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AugAssign) else []
+        targets = (
+            stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AugAssign) else []
+        )
         if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-            names.update(e.value for e in getattr(stmt.value, "elts", ()) if isinstance(e, ast.Constant) and isinstance(e.value, str))
+            names.update(
+                e.value
+                for e in getattr(stmt.value, "elts", ())
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            )
     return names
 
 
 def _unused_note(ctx: FileContext, finding: Finding) -> Finding:
     """A flagged name imported and never used at run time in its module (only in a type
     annotation, as TRL's trainers import BitsAndBytesConfig): nothing there to act on, a note."""
-    return replace(finding, severity="info", suggestion=None,  # nothing runs: nothing to replace
-                   message=f"{finding.message} (imported, but never used at run time in this module: an annotation, "
-                           "or nothing)")
+    return replace(
+        finding,
+        severity="info",
+        suggestion=None,  # nothing runs: nothing to replace
+        message=f"{finding.message} (imported, but never used at run time in this module: an annotation, or nothing)",
+    )
 
 
 def _chain(node: ast.AST) -> tuple[ast.Name, list[ast.Attribute]]:
@@ -128,8 +137,10 @@ def _called_with(ctx: FileContext, node: ast.AST, keywords: dict | None) -> bool
     call = ctx.parents.get(node)
     if not keywords or not isinstance(call, ast.Call) or call.func is not node:
         return False
-    return any(kw.arg in keywords and isinstance(kw.value, ast.Constant) and kw.value.value in keywords[kw.arg]
-               for kw in call.keywords)
+    return any(
+        kw.arg in keywords and isinstance(kw.value, ast.Constant) and kw.value.value in keywords[kw.arg]
+        for kw in call.keywords
+    )
 
 
 def _switched_by(ctx: FileContext, node: ast.AST, patterns: list[str] | None) -> str | None:
@@ -157,13 +168,23 @@ def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rul
         # function or class (`callables`): `cpp_extension.load_inline = refuse` is a patch (a
         # setting such as `cudnn.deterministic = True` is a use: those rules are not `callables`).
         patched = rule.params.get("callables") and type(getattr(node, "ctx", None)) is ast.Store
-        if not ctx.in_annotation(node) and not patched and not _called_with(ctx, node, rule.params.get("unless_called_with")):
+        if (
+            not ctx.in_annotation(node)
+            and not patched
+            and not _called_with(ctx, node, rule.params.get("unless_called_with"))
+        ):
             switch = _switched_by(ctx, node, rule.params.get("note_when_switched_by"))
             if switch is None:
                 yield ctx.finding(rule, node, subject=qual)
             else:
-                yield ctx.finding(rule, node, f"{rule.message or rule.summary} (only when `{switch}` is on: "
-                                              f"leave it off on {ctx.target.upper()})", subject=qual, severity="info")
+                yield ctx.finding(
+                    rule,
+                    node,
+                    f"{rule.message or rule.summary} (only when `{switch}` is on: "
+                    f"leave it off on {ctx.target.upper()})",
+                    subject=qual,
+                    severity="info",
+                )
         return
     if rule.params.get("report"):
         yield ctx.finding(rule, node, subject=qual, message=rule.message or rule.summary)
@@ -171,16 +192,18 @@ def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rul
     base_qual = ctx.imports.bindings[base.id]
     new_base = table.renamed(base_qual)
     new_qual = table.renamed(qual)
-    old_tail = qual[len(base_qual):].split(".")[1:]
+    old_tail = qual[len(base_qual) :].split(".")[1:]
     if new_qual == new_base:
         new_tail: list[str] | None = []
     elif new_qual.startswith(new_base + "."):
-        new_tail = new_qual[len(new_base) + 1:].split(".")
+        new_tail = new_qual[len(new_base) + 1 :].split(".")
     else:
         new_tail = None
     if new_tail is None:
         yield ctx.finding(
-            rule, node, subject=qual,
+            rule,
+            node,
+            subject=qual,
             message=f"{qual} should become {new_qual}, which its import cannot express; change it by hand",
             severity="warning",
         )
@@ -194,8 +217,9 @@ def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rul
             yield edit
 
 
-def _check_patched_member(ctx: FileContext, table: NameTable, node: ast.AST, qual: str,
-                          member: ast.Constant) -> Iterable[Finding]:
+def _check_patched_member(
+    ctx: FileContext, table: NameTable, node: ast.AST, qual: str, member: ast.Constant
+) -> Iterable[Finding]:
     """`patch.object(torch.cuda, "is_available")`: the object and the member's name are one
     qualified name, renamed as the code's use of it is (porter/python/kinds/_patch_targets.py).
     A member without a counterpart (`torch.cuda._sleep`, kept and reported where the code uses
@@ -213,8 +237,13 @@ def _check_patched_member(ctx: FileContext, table: NameTable, node: ast.AST, qua
     parent, new_name = new_whole.rsplit(".", 1)
     rule = table.lookup(whole)[1]
     if parent != table.renamed(qual):  # the member moves to another module (custom_fwd -> torch.amp)
-        yield ctx.finding(rule, member, f"a mock of {whole}, which becomes {new_whole}: patch {parent} by hand",
-                          subject=whole, severity="warning")
+        yield ctx.finding(
+            rule,
+            member,
+            f"a mock of {whole}, which becomes {new_whole}: patch {parent} by hand",
+            subject=whole,
+            severity="warning",
+        )
     elif new_name != member.value:
         yield from _string_edit(ctx, rule, member, member.value, new_name, whole, new_whole)
 
@@ -235,18 +264,30 @@ def _check_patch_target(ctx: FileContext, table: NameTable, target: ast.Constant
             return
 
 
-def _string_edit(ctx: FileContext, rule: Rule, node: ast.Constant, old: str, new: str, qual: str,
-                 new_qual: str) -> Iterable[Finding]:
+def _string_edit(
+    ctx: FileContext, rule: Rule, node: ast.Constant, old: str, new: str, qual: str, new_qual: str
+) -> Iterable[Finding]:
     """The edit of `old`, the end of the string `node` spells, to `new`."""
     start, end = ctx.span(node)
     body = literal_body(ctx.text[start:end])
-    if body is None or ctx.text[start + body[0]:start + body[1]] != node.value:
-        yield ctx.finding(rule, node, f"a mock of {qual}, which becomes {new_qual}: change it by hand", subject=qual,
-                          severity="warning")
+    if body is None or ctx.text[start + body[0] : start + body[1]] != node.value:
+        yield ctx.finding(
+            rule,
+            node,
+            f"a mock of {qual}, which becomes {new_qual}: change it by hand",
+            subject=qual,
+            severity="warning",
+        )
         return
     at = start + body[1] - len(old)
-    yield ctx.finding(rule, (at, at + len(old)), f"mock target {qual} -> {new_qual} (it follows the ported code)",
-                      replacement=new, subject=qual, expect_old=old)
+    yield ctx.finding(
+        rule,
+        (at, at + len(old)),
+        f"mock target {qual} -> {new_qual} (it follows the ported code)",
+        replacement=new,
+        subject=qual,
+        expect_old=old,
+    )
 
 
 def _tail_edit(ctx, rule, base, attrs, old_tail, new_tail, qual, new_qual) -> Finding:
@@ -256,7 +297,7 @@ def _tail_edit(ctx, rule, base, attrs, old_tail, new_tail, qual, new_qual) -> Fi
     hi = 0
     while hi < min(len(old_tail), len(new_tail)) - lo and old_tail[-1 - hi] == new_tail[-1 - hi]:
         hi += 1
-    old_mid, new_mid = old_tail[lo:len(old_tail) - hi], new_tail[lo:len(new_tail) - hi]
+    old_mid, new_mid = old_tail[lo : len(old_tail) - hi], new_tail[lo : len(new_tail) - hi]
     if old_mid and new_mid:
         first, last = attrs[lo], attrs[lo + len(old_mid) - 1]
         start = ctx.span(first)[1] - len(first.attr)
@@ -291,7 +332,9 @@ def _keyword_edit(ctx: FileContext, rule: Rule, node: ast.AST, keywords: dict, q
         end = ctx.span(parent)[1] - 1  # the closing parenthesis
         args = [*parent.args, *parent.keywords]
         if not args:
-            return ctx.finding(rule, (end, end), f"{qual}: add {', '.join(missing)}", replacement=", ".join(missing), subject=qual)
+            return ctx.finding(
+                rule, (end, end), f"{qual}: add {', '.join(missing)}", replacement=", ".join(missing), subject=qual
+            )
         last_end = ctx.span(args[-1])[1]
         between = ctx.text[last_end:end]
         if "\n" in between:  # one argument per line: add ours as a line of its own, same indent
@@ -303,7 +346,13 @@ def _keyword_edit(ctx: FileContext, rule: Rule, node: ast.AST, keywords: dict, q
             at = last_end + comma + 1 if comma >= 0 else last_end
             text = ("" if comma >= 0 else ",") + "".join(f"{newline}{indent}{kw}," for kw in missing)
             return ctx.finding(rule, (at, at), f"{qual}: add {', '.join(missing)}", replacement=text, subject=qual)
-        return ctx.finding(rule, (last_end, last_end), f"{qual}: add {', '.join(missing)}", replacement="".join(f", {kw}" for kw in missing), subject=qual)
+        return ctx.finding(
+            rule,
+            (last_end, last_end),
+            f"{qual}: add {', '.join(missing)}",
+            replacement="".join(f", {kw}" for kw in missing),
+            subject=qual,
+        )
     if _is_decorator(ctx, node):
         end = ctx.span(node)[1]
         rendered = ", ".join(_render_keywords(keywords))

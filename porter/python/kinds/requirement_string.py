@@ -60,7 +60,7 @@ def _review(ctx: FileContext, policy: RequirementPolicy, node: ast.Constant) -> 
     start, end = ctx.span(node)
     source = ctx.text[start:end]
     body = literal_body(source)
-    if body is None or source[body[0]:body[1]] != node.value:
+    if body is None or source[body[0] : body[1]] != node.value:
         # Escapes or implicit concatenation: the text is not the value, so no edit.
         verdicts = policy.review(node.value, editable=False)
         return requirement_findings(policy, ctx.path, ctx.index, start, end, None, verdicts)

@@ -68,11 +68,12 @@ from porter.python.context import FileContext
 from porter.rules import Rule
 
 
-
 def screen_words(rules: list[Rule]) -> set[str]:
     words: set[str] = set()
     for r in rules:
-        words |= set(r.params.get("values", {})) | set(r.params.get("flag", [])) | set(r.params.get("flag_in_strategy", []))
+        words |= (
+            set(r.params.get("values", {})) | set(r.params.get("flag", [])) | set(r.params.get("flag_in_strategy", []))
+        )
         words |= {p.rstrip(":") for p in r.params.get("prefixes", {})}
     return words
 
@@ -115,7 +116,11 @@ def _is_key_lookup(ctx: FileContext, node: ast.AST, parent: ast.AST | None) -> b
     if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
         func = parent.func
         return isinstance(func, ast.Attribute) and func.attr in _KEY_METHODS
-    if isinstance(parent, ast.Compare) and parent.left is node and all(isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops):
+    if (
+        isinstance(parent, ast.Compare)
+        and parent.left is node
+        and all(isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops)
+    ):
         right = parent.comparators[0]
         if isinstance(right, ast.Call) and isinstance(right.func, ast.Name) and right.func.id == "str":
             return False
@@ -205,12 +210,15 @@ def _reaches_foreign(ctx: FileContext, node: ast.AST, rule: Rule) -> Finding | N
     variable, callee, line = reached
     value = node.value
     covered = rule.params.get("covered_by")
-    message = (f'"{value}" is a value of {variable}, given to {callee} (line {line}), which does not take '
-               f"torch's {ctx.target} backends: kept")
+    message = (
+        f'"{value}" is a value of {variable}, given to {callee} (line {line}), which does not take '
+        f"torch's {ctx.target} backends: kept"
+    )
     if covered:
         return ctx.finding(rule, node, f"{message} (the call is {covered}'s finding)", subject=value, severity="info")
-    return ctx.finding(rule, node, f"{message}; change it by hand if it is a torch backend", subject=value,
-                       severity="warning")
+    return ctx.finding(
+        rule, node, f"{message}; change it by hand if it is a torch backend", subject=value, severity="warning"
+    )
 
 
 def _torch_call(ctx: FileContext, node: ast.AST) -> bool:
@@ -251,8 +259,9 @@ def _follows_the_port(ctx: FileContext, other: ast.AST, rule: Rule) -> bool:
         return False
     known = rule.params.get("values", {})
     rewritten = [v for v in literals if v.value in known]  # ("gloo" stays as it is)
-    return bool(rewritten or answers) and all(_foreign_use(ctx, v, rule) is None and _named_constant(ctx, v, v.value) is None
-                                   for v in rewritten)
+    return bool(rewritten or answers) and all(
+        _foreign_use(ctx, v, rule) is None and _named_constant(ctx, v, v.value) is None for v in rewritten
+    )
 
 
 _NAME_WORDS = re.compile(r"[a-z0-9]+")
@@ -275,8 +284,13 @@ def _default_owner(ctx: FileContext, node: ast.AST, modules: tuple[str, ...]) ->
             names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
             if any(set(_NAME_WORDS.findall(n.lower())) & set(modules) for n in names):
                 return f"the default of the option {names[0]}, a setting of another stack"
-    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "getattr" \
-            and len(parent.args) == 3 and parent.args[2] is node:
+    if (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id == "getattr"
+        and len(parent.args) == 3
+        and parent.args[2] is node
+    ):
         owner = ctx.text[slice(*ctx.span(parent.args[0]))]
         if set(_NAME_WORDS.findall(owner.lower())) & set(modules):
             return f"the default of a setting of {owner}, another stack"
@@ -285,7 +299,9 @@ def _default_owner(ctx: FileContext, node: ast.AST, modules: tuple[str, ...]) ->
     return None
 
 
-def _parameter_reaching(ctx: FileContext, args: ast.arguments, default: ast.AST, modules: tuple[str, ...]) -> str | None:
+def _parameter_reaching(
+    ctx: FileContext, args: ast.arguments, default: ast.AST, modules: tuple[str, ...]
+) -> str | None:
     """`def f(backend="nccl")` whose body passes `backend` to a call into `modules`."""
     name = next((a.arg for a, d in _defaults(args) if d is default), None)
     function = ctx.parents.get(args)
@@ -317,7 +333,7 @@ def _module_keeping(ctx: FileContext, node: ast.AST, value: str) -> str | None:
 def _defaults(args: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:
     """Each parameter that has a default, with it."""
     positional = [*args.posonlyargs, *args.args]
-    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
     return pairs + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
 
 
@@ -366,11 +382,16 @@ def _packages_needed(ctx: FileContext, test: ast.AST) -> list[str]:
 def _skipped_unless_importable(ctx: FileContext, test: ast.AST) -> list[str]:
     """The modules `pytest.importorskip("bitsandbytes")` asks for, at the module's level or in
     the test: the tests there need them as surely as an import statement says so."""
-    return [call.args[0].value for call in ctx.nodes(ast.Call)
-            if isinstance(call.func, (ast.Attribute, ast.Name))
-            and getattr(call.func, "attr", getattr(call.func, "id", None)) == "importorskip"
-            and call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)
-            and _owner_function(ctx, call) in (None, test)]
+    return [
+        call.args[0].value
+        for call in ctx.nodes(ast.Call)
+        if isinstance(call.func, (ast.Attribute, ast.Name))
+        and getattr(call.func, "attr", getattr(call.func, "id", None)) == "importorskip"
+        and call.args
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+        and _owner_function(ctx, call) in (None, test)
+    ]
 
 
 def _only_named(ctx: FileContext, node: ast.AST, value: str) -> bool:
@@ -385,17 +406,29 @@ def _only_named(ctx: FileContext, node: ast.AST, value: str) -> bool:
         return True
     parent = ctx.parents.get(node)
     # (None among the names is "not set": `choices=[None, "sdpa", "flash_attention_2"]`)
-    if isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and len(parent.elts) > 1 and all(
-            isinstance(e, ast.Constant) and (isinstance(e.value, str) or e.value is None) for e in parent.elts):
+    if (
+        isinstance(parent, (ast.Tuple, ast.List, ast.Set))
+        and len(parent.elts) > 1
+        and all(isinstance(e, ast.Constant) and (isinstance(e.value, str) or e.value is None) for e in parent.elts)
+    ):
         # ... but not a command's argv, run by the call it is given to (`["nvidia-smi", "-L"]`)
         call = ctx.parents.get(parent)
-        argv = (not isinstance(parent, ast.Set) and parent.elts[0] is node and isinstance(call, ast.Call)
-                and bool(call.args) and call.args[0] is parent)
+        argv = (
+            not isinstance(parent, ast.Set)
+            and parent.elts[0] is node
+            and isinstance(call, ast.Call)
+            and bool(call.args)
+            and call.args[0] is parent
+        )
         if not argv:
             return True
-    if (isinstance(parent, ast.Dict) and len(parent.values) > 1 and any(v is node for v in parent.values)
-            and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in parent.values)
-            and not any(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in parent.keys)):
+    if (
+        isinstance(parent, ast.Dict)
+        and len(parent.values) > 1
+        and any(v is node for v in parent.values)
+        and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in parent.values)
+        and not any(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in parent.keys)
+    ):
         # a table from names to names (`{Backend.flash_2: "flash_attention_2", Backend.torch:
         # "sdpa"}`); a dictionary of settings has string keys (`{"attn_implementation": ...}`)
         return True
@@ -414,8 +447,11 @@ def _annotations(stmt: ast.AST | None) -> list[ast.AST]:
         return [stmt.annotation]
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         args = stmt.args
-        found = [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
-                 if a is not None and a.annotation is not None]
+        found = [
+            a.annotation
+            for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+            if a is not None and a.annotation is not None
+        ]
         return found + ([stmt.returns] if stmt.returns is not None else [])
     return []
 
@@ -453,7 +489,9 @@ def _vocabulary(pattern: str) -> re.Pattern[str]:
 def _is_device_text(node: ast.AST) -> bool:
     """No whitespace in the literal text (an f-string's expressions aside): a device string."""
     parts = node.values if isinstance(node, ast.JoinedStr) else [node]
-    return not any(isinstance(p, ast.Constant) and isinstance(p.value, str) and any(c.isspace() for c in p.value) for p in parts)
+    return not any(
+        isinstance(p, ast.Constant) and isinstance(p.value, str) and any(c.isspace() for c in p.value) for p in parts
+    )
 
 
 def _triggers(rule: Rule) -> tuple[str, ...]:
@@ -488,8 +526,10 @@ def _candidates(strings: list[ast.Constant], rules: list[Rule]) -> list[ast.Cons
 
 
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
-    strings = sorted(_candidates([n for n in ctx.nodes(ast.Constant) if type(n.value) is str], rules),
-                     key=lambda n: (n.lineno, n.col_offset))
+    strings = sorted(
+        _candidates([n for n in ctx.nodes(ast.Constant) if type(n.value) is str], rules),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
     for rule in rules:
         values: dict[str, str] = rule.params.get("values", {})
         prefixes: dict[str, str] = rule.params.get("prefixes", {})
@@ -501,8 +541,13 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             device = _strategy_device(value, rule)
             if device is not None:
                 if not _kept_context(ctx, node, rule) and not isinstance(ctx.parents.get(node), ast.JoinedStr):
-                    yield ctx.finding(rule, node, f'"{value}" names {device} among other words (a strategy that a library parses): '
-                                      "kept, porter does not rewrite inside it", subject=device)
+                    yield ctx.finding(
+                        rule,
+                        node,
+                        f'"{value}" names {device} among other words (a strategy that a library parses): '
+                        "kept, porter does not rewrite inside it",
+                        subject=device,
+                    )
                 continue
             if not (value in values or _flagged(value, flag) or (value.startswith(starts) and _is_device_text(node))):
                 continue
@@ -522,24 +567,44 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 continue
             foreign = _foreign_use(ctx, node, rule) if value in values else None
             if foreign is not None:
-                if (rule.code, node.lineno) not in kept_lines:  # `getattr(o.vllm, "b", "nccl") == "nccl"`: one line, one finding
+                if (
+                    rule.code,
+                    node.lineno,
+                ) not in kept_lines:  # `getattr(o.vllm, "b", "nccl") == "nccl"`: one line, one finding
                     kept_lines.add((rule.code, node.lineno))
-                    yield ctx.finding(rule, node, f'"{value}" is {foreign}: kept; change it by hand if it is a torch backend',
-                                      subject=value, severity="warning")
+                    yield ctx.finding(
+                        rule,
+                        node,
+                        f'"{value}" is {foreign}: kept; change it by hand if it is a torch backend',
+                        subject=value,
+                        severity="warning",
+                    )
                 continue
             branch = _kept_device_branch(ctx, node, rule) if value in values else None
             if branch is not None:
                 test, constant = branch
-                yield ctx.finding(rule, node, f'"{value}" is chosen when `{test}` holds, a test the port keeps ({constant} '
-                                  f'is a constant named for its device, kept): kept for that device; on '
-                                  f'{ctx.target.upper()} this branch is not taken, so add one for it that chooses '
-                                  f'"{values[value]}"', subject=value, severity="warning")
+                yield ctx.finding(
+                    rule,
+                    node,
+                    f'"{value}" is chosen when `{test}` holds, a test the port keeps ({constant} '
+                    f"is a constant named for its device, kept): kept for that device; on "
+                    f"{ctx.target.upper()} this branch is not taken, so add one for it that chooses "
+                    f'"{values[value]}"',
+                    subject=value,
+                    severity="warning",
+                )
                 continue
             stack = _cuda_only_test(ctx, node, rule.params.get("keep_in_decorators_near", ()))
             if stack is not None:
                 # A note: the kept marker already keeps the test off the target; nothing to do.
-                yield ctx.finding(rule, node, f'"{value}" kept: a device marker of a test that needs {stack}, '
-                                  f"which does not run on {ctx.target.upper()}", subject=value, severity="info")
+                yield ctx.finding(
+                    rule,
+                    node,
+                    f'"{value}" kept: a device marker of a test that needs {stack}, '
+                    f"which does not run on {ctx.target.upper()}",
+                    subject=value,
+                    severity="info",
+                )
                 continue
             table = _device_table(ctx, node, rule) if value in values else None
             if table is not None:
@@ -549,17 +614,28 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             constant = _named_constant(ctx, node, value)
             if constant is not None:
                 # (the subject marks it for the tree's run: porter/engine/kept_constants.py)
-                yield ctx.finding(rule, node, f'"{value}" is the value of {constant}, a constant named for it: kept '
-                                  f"(rewritten, every check for it would answer yes on {ctx.target.upper()}); "
-                                  "change the places that compare with it", subject=f"{KEPT_CONSTANT}{value}",
-                                  severity="warning")
+                yield ctx.finding(
+                    rule,
+                    node,
+                    f'"{value}" is the value of {constant}, a constant named for it: kept '
+                    f"(rewritten, every check for it would answer yes on {ctx.target.upper()}); "
+                    "change the places that compare with it",
+                    subject=f"{KEPT_CONSTANT}{value}",
+                    severity="warning",
+                )
                 continue
             keeper = _module_keeping(ctx, node, value) if value in values else None
             if keeper is not None:
                 # A note: the decision is the constant's (its own finding); this use follows it.
-                yield ctx.finding(rule, node, f'"{value}" is given to {keeper}, whose module keeps "{value}" as a '
-                                  "named constant: kept, so that the two still agree (the constant's finding "
-                                  "says what to decide)", subject=value, severity="info")
+                yield ctx.finding(
+                    rule,
+                    node,
+                    f'"{value}" is given to {keeper}, whose module keeps "{value}" as a '
+                    "named constant: kept, so that the two still agree (the constant's finding "
+                    "says what to decide)",
+                    subject=value,
+                    severity="info",
+                )
                 continue
             yield from _rewrite(ctx, rule, node, values, prefixes)
         if prefixes:
@@ -567,7 +643,11 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 first = node.values[0] if node.values else None
                 if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
                     continue
-                if not first.value.startswith(tuple(prefixes)) or not _is_device_text(node) or _kept_context(ctx, node, rule):
+                if (
+                    not first.value.startswith(tuple(prefixes))
+                    or not _is_device_text(node)
+                    or _kept_context(ctx, node, rule)
+                ):
                     continue
                 yield from _rewrite(ctx, rule, node, {}, prefixes)
 
@@ -581,7 +661,9 @@ def _kept_device_branch(ctx: FileContext, node: ast.AST, rule: Rule) -> tuple[st
     backend would be wrong on CUDA and never reached on the target."""
     devices = tuple(rule.params.get("device_tables", ()))
     child, parent = node, ctx.parents.get(node)
-    while devices and parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    while (
+        devices and parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ):
         test = None
         if isinstance(parent, ast.If) and any(child is s for s in parent.body):
             test = parent.test
@@ -602,7 +684,7 @@ def _device_constant_tested(ctx: FileContext, test: ast.AST, devices: tuple[str,
         if not all(isinstance(op, (ast.Eq, ast.Is, ast.In)) for op in compare.ops):
             continue
         for operand in [compare.left, *compare.comparators]:
-            for name_node in (operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]):
+            for name_node in operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]:
                 name = getattr(name_node, "attr", getattr(name_node, "id", ""))
                 if not name.isupper() or not {w.lower() for w in _WORDS.findall(name)} & set(devices):
                     continue
@@ -634,9 +716,14 @@ def _table_entry(ctx: FileContext, rule: Rule, node: ast.AST, device: str, targe
     start, end = ctx.span(node)
     source = ctx.text[start:end]
     quote = source[-1]
-    return ctx.finding(rule, (start, end), f'{{"{device}": {source}}} maps a device to its backend: '
-                       f'added "{target}": "{new}" beside it', replacement=f"{source}, {quote}{target}{quote}: {quote}{new}{quote}",
-                       subject=source.strip(quote), expect_old=source)
+    return ctx.finding(
+        rule,
+        (start, end),
+        f'{{"{device}": {source}}} maps a device to its backend: added "{target}": "{new}" beside it',
+        replacement=f"{source}, {quote}{target}{quote}: {quote}{new}{quote}",
+        subject=source.strip(quote),
+        expect_old=source,
+    )
 
 
 def _rewrite(ctx: FileContext, rule: Rule, node: ast.AST, values: dict, prefixes: dict) -> Iterable[Finding]:
@@ -644,12 +731,16 @@ def _rewrite(ctx: FileContext, rule: Rule, node: ast.AST, values: dict, prefixes
     source = ctx.text[start:end]
     body = literal_body(source)
     if body is None:
-        yield ctx.finding(rule, node, "device string built in a way porter cannot rewrite; change it by hand", severity="warning")
+        yield ctx.finding(
+            rule, node, "device string built in a way porter cannot rewrite; change it by hand", severity="warning"
+        )
         return
-    text = source[body[0]:body[1]]
+    text = source[body[0] : body[1]]
     for old, new in list(values.items()) + list(prefixes.items()):
         exact = old in values
         if (exact and text == old) or (not exact and text.startswith(old)):
             s = start + body[0]
-            yield ctx.finding(rule, (s, s + len(old)), f'"{old}" -> "{new}"', replacement=new, subject=old, expect_old=old)
+            yield ctx.finding(
+                rule, (s, s + len(old)), f'"{old}" -> "{new}"', replacement=new, subject=old, expect_old=old
+            )
             return
