@@ -185,7 +185,10 @@ def edited_lora_files(
     """The files of ``out_dir`` that differ from what porter would write there (a train_lora.py
     edited by hand, or written by another porter), in plan order."""
     out_dir = Path(out_dir)
-    planned = plan_lora(tree, out_dir.name, target, deepspeed=deepspeed, cache_dir=cache_dir)
+    return _edited(out_dir, plan_lora(tree, out_dir.name, target, deepspeed=deepspeed, cache_dir=cache_dir))
+
+
+def _edited(out_dir: Path, planned) -> list[Path]:
     return [out_dir / f.relpath for f in planned if _differs(out_dir / f.relpath, f.text.encode("utf-8"))]
 
 
@@ -212,11 +215,11 @@ def render_lora(
     in ``skip`` (edited ones convert keeps: ``edited_lora_files``) are left as they are.
     """
     out_dir = Path(out_dir)
+    planned = plan_lora(tree, out_dir.name, target, deepspeed=deepspeed, cache_dir=cache_dir)
     if keep_edits:
-        edited = edited_lora_files(tree, out_dir, target, deepspeed=deepspeed, cache_dir=cache_dir)
+        edited = _edited(out_dir, planned)
         if edited:
             raise EditedFiles(edited)
-    planned = plan_lora(tree, out_dir.name, target, deepspeed=deepspeed, cache_dir=cache_dir)
     # Written beneath `root` (the folder the user or convert named) with no link followed:
     # `out_dir` itself is `root` when `root` is None, else `root/<out_dir relative to root>`.
     base = Path(root) if root is not None else out_dir
