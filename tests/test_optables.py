@@ -16,6 +16,8 @@ REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tools" / "vendor_data"  # tools/import_vendor_data.py brings it in
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 MLU_VERSIONS = ("2.1", "2.4")
+NPU_VERSIONS = ("2.1", "2.6", "2.7", "2.8")
+BUILT = {"mlu": MLU_VERSIONS, "npu": NPU_VERSIONS}
 
 
 def _builder():
@@ -30,7 +32,7 @@ def _builder():
 
 def _build_into(builder, out: Path) -> dict[str, bytes]:
     builder.build(DATA, out, REPO / "tools" / "op_notes.toml")
-    return {p.name: p.read_bytes() for p in sorted((out / "mlu").glob("*.json"))}
+    return {f"{p.parent.name}/{p.name}": p.read_bytes() for p in sorted(out.glob("*/*.json"))}
 
 
 def test_build_is_deterministic_and_committed_tables_are_fresh(tmp_path: Path) -> None:
@@ -38,8 +40,12 @@ def test_build_is_deterministic_and_committed_tables_are_fresh(tmp_path: Path) -
     first = _build_into(builder, tmp_path / "a")
     second = _build_into(builder, tmp_path / "b")
     assert first == second
-    assert sorted(first) == [f"torch_api_{v}.json" for v in MLU_VERSIONS]
-    committed = {p.name: p.read_bytes() for p in sorted((REPO / "op_tables" / "mlu").glob("torch_api_*.json"))}
+    assert sorted(first) == sorted(f"{t}/torch_api_{v}.json" for t, versions in BUILT.items() for v in versions)
+    committed = {
+        f"{t}/{p.name}": p.read_bytes()
+        for t in BUILT
+        for p in sorted((REPO / "op_tables" / t).glob("torch_api_*.json"))
+    }
     # A stale table (data or notes changed, table not rebuilt) fails here:
     # run `python tools/build_op_tables.py` and commit the result.
     assert committed == first
@@ -54,6 +60,28 @@ def test_build_is_deterministic_and_committed_tables_are_fresh(tmp_path: Path) -
             lambda t: t.replace("[host_forms]\n", '[host_forms]\n"torch.add" = { when = ["arg:dtype"], note = "x" }\n'),
             "host_forms torch.add",
             id="stale-host-form",
+        ),
+        # npu: a counterpart for an API no line supports, a prefix rule that meets nothing, and a
+        # doubtful pattern that matches no unsupported API fail the same way, naming [npu].
+        pytest.param(
+            lambda t: t.replace(
+                "[npu.counterparts]\n", '[npu.counterparts]\n"torch.cuda.memory_usage" = { to = "x", source = "s" }\n'
+            ),
+            r"\[npu\].*counterparts torch.cuda.memory_usage",
+            id="npu-counterpart-of-unsupported",
+        ),
+        pytest.param(
+            lambda t: t.replace(
+                "[npu.counterpart_prefixes]\n",
+                '[npu.counterpart_prefixes]\n"torch.nope." = { to = "x.", source = "s" }\n',
+            ),
+            "counterpart_prefixes torch.nope.",
+            id="npu-stale-prefix",
+        ),
+        pytest.param(
+            lambda t: t.replace('"torch.nn.MaxPool2d",\n', '"torch.nn.MaxPool2d",\n    "torch.add",\n', 1),
+            "reference torch.add",
+            id="npu-stale-reference",
         ),
     ],
 )
@@ -89,8 +117,10 @@ def test_versions_and_default() -> None:
 def test_unknown_version_and_target_are_errors() -> None:
     with pytest.raises(ValueError, match=r"2\.1, 2\.4"):
         load_api_table("mlu", "2.2")
-    with pytest.raises(ValueError, match="hip, mlu"):
-        load_api_table("npu")
+    with pytest.raises(ValueError, match=r"2\.1, 2\.6, 2\.7, 2\.8"):
+        load_api_table("npu", "2.4")
+    with pytest.raises(ValueError, match="hip, mlu, npu"):
+        load_api_table("xpu")
 
 
 @pytest.mark.parametrize("version", MLU_VERSIONS)
@@ -158,7 +188,7 @@ def test_tensor_and_module_methods() -> None:
 
 
 def test_unknown_api_is_unknown() -> None:
-    for target in ("mlu", "hip"):
+    for target in ("mlu", "hip", "npu"):
         entry = load_api_table(target).lookup("torch.not_an_api")
         assert entry.status == "unknown" and entry.matched is None
 
@@ -177,7 +207,9 @@ def test_hip_prefixes_exact_wins_longest_prefix() -> None:
     assert all(e.source for e in [*table.entries.values(), *table.prefixes.values()])
 
 
-@pytest.mark.parametrize("target,version", [("mlu", v) for v in MLU_VERSIONS] + [("hip", None)])
+@pytest.mark.parametrize(
+    "target,version", [(t, v) for t, versions in BUILT.items() for v in versions] + [("hip", None)]
+)
 def test_notes_are_present_and_english(target: str, version: str | None) -> None:
     table = load_api_table(target, version)
     for entry in [*table.entries.values(), *table.prefixes.values()]:
@@ -201,7 +233,9 @@ def test_data_dir_prefers_packaged_data(tmp_path: Path, monkeypatch: pytest.Monk
         datafiles.data_dir("no_such_dir")
 
 
-@pytest.mark.parametrize("target,version", [("mlu", v) for v in MLU_VERSIONS] + [("hip", None)])
+@pytest.mark.parametrize(
+    "target,version", [(t, v) for t, versions in BUILT.items() for v in versions] + [("hip", None)]
+)
 def test_every_entry_of_every_table_is_valid(target, version) -> None:
     """Entries are checked when first asked for; here all of them are asked for."""
     table = load_api_table(target, version)

@@ -1,10 +1,11 @@
 """Per-target torch API support tables: what op_tables/ says about one API name.
 
-Two formats feed one model. MLU tables are generated JSON, one per torch_mlu line
-(op_tables/mlu/torch_api_<torch version>.json, built by tools/build_op_tables.py). The HIP
-table is hand-written TOML (op_tables/hip/torch_api.toml) and version-independent; its
-keys may be prefixes (`torch.cuda.*`). A lookup tries the exact name first, then the
-longest matching prefix; anything else is `unknown`, never a guess.
+Two formats feed one model. MLU and NPU tables are generated JSON, one per vendor line
+(op_tables/<target>/torch_api_<torch version>.json, built by tools/build_op_tables.py from
+torch_mlu's and Ascend's support lists). The HIP table is hand-written TOML
+(op_tables/hip/torch_api.toml) and version-independent; its keys may be prefixes
+(`torch.cuda.*`). A lookup tries the exact name first, then the longest matching prefix;
+anything else is `unknown`, never a guess.
 """
 
 from __future__ import annotations
