@@ -91,11 +91,11 @@ def table_can_report(target: str, rule, version: str | None = None) -> bool:
     nothing unsupported, so its PRT901/PRT904 wait for an entry before they get a change case."""
     from porter.tables.optables import load_api_table
 
-    if "unknown" in rule.params["statuses"]:
+    if "unknown" in rule.params.statuses:
         return True  # every API the table does not list
     table = load_api_table(target, version)
-    methods_only = not set(rule.params["uses"]) - {"method", "likely-method"}
+    methods_only = not set(rule.params.uses) - {"method", "likely-method"}
     entries = [*table.entries.values(), *table.prefixes.values()]
     return any(
-        e.status in rule.params["statuses"] and (not methods_only or e.api.startswith("torch.Tensor.")) for e in entries
+        e.status in rule.params.statuses and (not methods_only or e.api.startswith("torch.Tensor.")) for e in entries
     )

@@ -11,6 +11,7 @@ import random
 from dataclasses import replace
 
 from porter.engine.pipeline import convert_bytes
+from porter.python import analyze
 from porter.python.kinds import device_guard
 from porter.python.kinds._span_queries import SpanSet, first_containing
 from porter.rules import ActiveRules, Selection, load_rules
@@ -84,7 +85,10 @@ def _comparisons(monkeypatch, chains: int) -> int:
         counted.seen = _CountedInt.compared
         return out
 
-    monkeypatch.setattr(device_guard, "finalize", counted)
+    counting = tuple(
+        replace(k, finalize=counted) if k.name == device_guard.KIND.name else k for k in analyze.PYTHON_KINDS
+    )
+    monkeypatch.setattr(analyze, "PYTHON_KINDS", counting)
     new = convert_bytes("m.py", source.encode(), ActiveRules(load_rules("mlu"), Selection()))[1].new_bytes.decode()
     # Each chain gets an mlu branch (a converted copy), its CUDA branch is kept, and the check
     # outside it is converted in place.

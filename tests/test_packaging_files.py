@@ -22,9 +22,9 @@ from porter.rules import ActiveRules, load_rules
 
 
 @pytest.fixture
-def setup_py_kind(monkeypatch):
-    """The requirement-string kind in the Python engine (until porter/kinds lists it)."""
-    monkeypatch.setitem(PYTHON_KINDS, requirement_string.NAME, requirement_string)
+def setup_py_kind():
+    """The Python engine with a fresh word screen (the requirement-string kind is one of its kinds)."""
+    assert requirement_string.KIND in PYTHON_KINDS
     word_screen.cache_clear()
     yield
     word_screen.cache_clear()
@@ -167,8 +167,8 @@ def test_every_packaging_and_container_rule_is_usable(target):
     policy = RequirementPolicy.build(list(rules.rules))
     assert set(policy.rules) <= set(OUTCOMES)
     for rule in rules.of_kind("container-env-var"):
-        source = rules.by_code(rule.params["from_rule"]) if "from_rule" in rule.params else rule
-        assert source is not None and source.params.get("names"), rule.code
+        source = rules.by_code(rule.params.from_rule) if rule.params.from_rule is not None else rule
+        assert source is not None and source.params.names, rule.code
 
 
 def test_docker_pip_lines_are_reported_not_edited():

@@ -113,8 +113,8 @@ def test_broken_pin_files_say_nothing(tmp_path):
 def test_every_condition_in_the_rules_parses():
     for target in ("mlu", "hip"):
         for rule in load_rules(target).rules:
-            if "unless_pinned" in rule.params:
-                parse_condition(rule.params["unless_pinned"])
+            if rule.params.reporting.unless_pinned:
+                parse_condition(rule.params.reporting.unless_pinned)
     with pytest.raises(ValueError):
         parse_condition("transformers<5")
 

@@ -38,7 +38,7 @@ def _versions(rule: Rule) -> list[str]:
 def _qualified_names(rule: Rule, table: ApiTable, renames: dict[str, str]) -> list[str]:
     """The names this rule would write for the APIs the table lists."""
     names: list[str] = []
-    for old, new in rule.params["replace"].items():
+    for old, new in rule.params.replace.items():
         if old in table.entries or not any(k.startswith(old + ".") for k in table.entries):
             names.append(new)
         for key, entry in table.entries.items():
@@ -61,14 +61,14 @@ def _emitted(rule: Rule, table: ApiTable, renames: dict[str, str]) -> list[str]:
     if rule.kind == "qualified-name":
         return _qualified_names(rule, table, renames)
     if rule.kind == "method":  # for each owner the table lists the old method on
-        old, new = rule.params["attribute"], rule.params["replace"]
+        old, new = rule.params.attribute, rule.params.replace
         owners = [o for o in ("torch.Tensor", "torch.nn.Module") if f"{o}.{old}" in table.entries]
         return [f"{o}.{new}" for o in owners] or [f"torch.Tensor.{new}"]
     if rule.kind == "env-var":
         if not any(k.isupper() for k in table.entries):
             return []  # this table does not list environment variables
         names = []
-        for old, new in rule.params["replace"].items():
+        for old, new in rule.params.replace.items():
             if old.endswith("_"):  # a prefix: every usable variable under it
                 names += [
                     new + k[len(old) :] for k, e in table.entries.items() if k.startswith(old) and e.status in _USABLE
@@ -89,11 +89,9 @@ def _cases():
             rules = [
                 r
                 for r in load_rules(target).rules
-                if r.params.get("replace") and (not r.versions or version in r.versions)
+                if getattr(r.params, "replace", None) and (not r.versions or version in r.versions)
             ]
-            renames = {
-                old: new for r in rules if r.kind == "qualified-name" for old, new in r.params["replace"].items()
-            }
+            renames = {old: new for r in rules if r.kind == "qualified-name" for old, new in r.params.replace.items()}
             for rule in rules:
                 if rule.kind in ("qualified-name", "method", "env-var"):
                     yield pytest.param(rule, version, renames, id=f"{rule.code}[{target}-{version}]")
@@ -131,5 +129,5 @@ def test_a_rename_to_a_missing_api_is_caught():
     from dataclasses import replace
 
     rule = load_rules("mlu").by_code("PRT103")
-    bogus = replace(rule, params={**rule.params, "replace": {"torch.cuda.CUDAGraph": "torch.mlu.NoSuchGraph"}})
+    bogus = replace(rule, params=replace(rule.params, replace={"torch.cuda.CUDAGraph": "torch.mlu.NoSuchGraph"}))
     assert "torch.mlu.NoSuchGraph" in _missing(bogus, "2.4", {"torch.cuda.CUDAGraph": "torch.mlu.NoSuchGraph"})

@@ -72,7 +72,7 @@ def test_every_rule_has_both_kinds_of_fixture():
             needs_change = rule.kind != "op-table" or table_can_report(target, rule)
             if rule.kind == "vendor-path":
                 continue  # works on paths in a tree: tests/test_vendor_paths.py
-            if rule.params.get("opt_in") and rule.kind == "suppression-comment":
+            if rule.params.reporting.opt_in and rule.kind == "suppression-comment":
                 continue  # runs only when selected: tests/test_suppressions.py
             names = [c.path.name for c in CASES if c.target == target and c.code == rule.code]
             if needs_change and not any(n.startswith("change") for n in names):

@@ -19,6 +19,7 @@ from porter.core.suppress import has_markers, problems as suppression_problems
 from porter.engine.registry import file_type, type_for
 from porter.engine.sources import HEAD
 from porter.rules import ActiveRules, RuleSet, known_codes
+from porter.rules.kinds import SuppressionCommentParams
 
 SUPPRESSION_KIND = "suppression-comment"
 
@@ -53,7 +54,7 @@ def _nameable(ruleset: RuleSet) -> frozenset[str]:
 def suppression_findings(rel: str, found: Found, rules: ActiveRules) -> list[Finding]:
     """Findings of the active suppression-comment rules (PRT002 invalid, PRT003 unused) for
     the comments of one file; run after the file's suppressions were applied."""
-    by_problem = {r.params["on"]: r for r in rules.of_kind(SUPPRESSION_KIND)}
+    by_problem = {SuppressionCommentParams.of(r).on: r for r in rules.of_kind(SUPPRESSION_KIND)}
     if not by_problem or not has_markers(found.text):
         return []  # (the codes a comment may name load every target's rules: only when one is there)
     out = []

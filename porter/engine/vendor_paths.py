@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from porter.core.model import Finding
 from porter.rules import Rule
+from porter.rules.kinds import VendorPathParams
 
 KIND = "vendor-path"
 
@@ -28,12 +29,12 @@ def _any_word(words: tuple[str, ...]) -> re.Pattern:
 def vendor_word(rel: str, rules: list[Rule]) -> tuple[Rule, str] | None:
     """The rule and the word that mark `rel` as another vendor's file, else None."""
     lowered = rel.lower()
-    if not any(_any_word(tuple(rule.params["words"])).search(lowered) for rule in rules):
+    if not any(_any_word(tuple(VendorPathParams.of(rule).words)).search(lowered) for rule in rules):
         return None  # no rule's word is even part of the path (most paths): no need to split it
     parts = lowered.split("/")
     words = set(_WORD.findall(" ".join(parts[:-1]))) | set(_WORD.findall(parts[-1].rsplit(".", 1)[0]))
     for rule in rules:
-        hit = next((w for w in rule.params["words"] if w in words), None)
+        hit = next((w for w in VendorPathParams.of(rule).words if w in words), None)
         if hit is not None:
             return rule, hit
     return None
@@ -41,7 +42,7 @@ def vendor_word(rel: str, rules: list[Rule]) -> tuple[Rule, str] | None:
 
 def kept_finding(rel: str, rule: Rule, word: str) -> Finding:
     """The one finding of a file kept for another vendor."""
-    whose = "already for this target" if word in rule.params.get("own", ()) else "for another device or vendor"
+    whose = "already for this target" if word in VendorPathParams.of(rule).own else "for another device or vendor"
     return Finding(
         rule.code,
         rule.severity,

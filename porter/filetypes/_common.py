@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from porter.core.edits import Comments, Found
-from porter.core.model import Finding, Skipped
+from porter.core.model import Finding, Severity, Skipped
 from porter.python.context import span_finding
 from porter.rules import Rule
 from porter.core.textio import LineIndex
@@ -45,7 +45,7 @@ class TextFile:
         replacement: str | None = None,
         suggestion: str | None = None,
         subject: str | None = None,
-        severity: str | None = None,
+        severity: Severity | None = None,
     ) -> Finding:
         """A finding of `rule` at a character span; with an edit of that span when `replacement` is set."""
         return span_finding(

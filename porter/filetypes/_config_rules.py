@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from porter.filetypes._configtree import Node, Scalar, ScalarValue, iter_pairs, render_like, top_keys
 from porter.rules import Rule
+from porter.rules.kinds import ConfigKeyParams
 
 
 # A mapping with one of these top-level keys is a training config (LLaMA-Factory, HF Trainer,
@@ -76,7 +77,7 @@ def key_screen(rules: Iterable[Rule], quoted: bool) -> re.Pattern[bytes]:
     decoding: data files named like configs are large and most hold none of these keys."""
     parts = set()
     for rule in rules:
-        for key in rule.params["keys"]:
+        for key in ConfigKeyParams.of(rule).keys:
             last = key.rsplit(".", 1)[-1]
             parts.add("".join(r"[\w.-]*" if ch == "*" else r"[\w.-]" if ch == "?" else re.escape(ch) for ch in last))
     if not parts:
@@ -102,7 +103,7 @@ def _same(value: ScalarValue, wanted: object) -> bool:
 
 def value_fires(rule: Rule, value: ScalarValue) -> bool:
     """Whether `value` makes the rule fire: one of `values`, or without `values` any set value."""
-    wanted = rule.params.get("values")
+    wanted = ConfigKeyParams.of(rule).values
     if wanted is None:
         return value is not None and value is not False and value != ""
     return any(_same(value, w) for w in wanted)
@@ -112,7 +113,7 @@ def new_value(rule: Rule, value: ScalarValue) -> str | None:
     """The replacement value, when the rule has one for this value (`cuda:` keys are prefixes)."""
     if not isinstance(value, str):
         return None
-    for old, new in (rule.params.get("replace") or {}).items():
+    for old, new in (ConfigKeyParams.of(rule).replace or {}).items():
         if value == old:
             return new
         if old.endswith(":") and value.startswith(old):
@@ -132,7 +133,7 @@ class Hit:
 
 
 def _blocker(rule: Rule, pairs: list[tuple[tuple[str, ...], Scalar | Node]]) -> str | None:
-    for key, values in (rule.params.get("blocked_by") or {}).items():
+    for key, values in (ConfigKeyParams.of(rule).blocked_by or {}).items():
         for path, value in pairs:
             if path[-1] == key and isinstance(value, Scalar) and value.value not in (None, False):
                 if any(fnmatch.fnmatchcase(str(value.value).lower(), str(v).lower()) for v in values):
@@ -144,9 +145,9 @@ def match_pairs(pairs: list[tuple[tuple[str, ...], Scalar | Node]], kind: str, r
     """Hits of the rules for config type `kind` over (key path, value) pairs."""
     scalars = [(".".join(path), path, value) for path, value in pairs if isinstance(value, Scalar)]
     for rule in rules:
-        if kind not in rule.params["configs"] and "any" not in rule.params["configs"]:
+        if kind not in ConfigKeyParams.of(rule).configs and "any" not in ConfigKeyParams.of(rule).configs:
             continue
-        keys = _keys_regex(tuple(rule.params["keys"]))
+        keys = _keys_regex(tuple(ConfigKeyParams.of(rule).keys))
         # Once per rule, not per scalar: a large config repeats a few key paths (runs.device),
         # and what blocks a rewrite is a setting of the document, not of the hit (looking for
         # it again at every hit was quadratic).
@@ -171,7 +172,7 @@ def match_tree(root: Node, rules: Iterable[Rule]) -> Iterator[Hit]:
     the rules for `any` config (a run config of any schema with `device: cuda`)."""
     kind = config_type(root)
     if kind is None:
-        rules = [r for r in rules if "any" in r.params["configs"]]
+        rules = [r for r in rules if "any" in ConfigKeyParams.of(r).configs]
         keys = top_keys(root)
         if not rules or not keys or _OTHER_TOOLS & keys.keys():
             return iter(())

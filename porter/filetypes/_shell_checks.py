@@ -22,6 +22,7 @@ from porter.core.model import Finding
 from porter.filetypes._installs import install_verdicts
 from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
 from porter.rules import ActiveRules, Rule
+from porter.rules.kinds import ShellCommandParams, ShellEnvSetupParams, ShellEnvVarParams, ShellLauncherFlagParams
 
 
 # Commands whose `--key value` flags are training arguments (HF Trainer / LLaMA-Factory, TRL,
@@ -51,7 +52,7 @@ _SETTING = ("variable_assignment", "declaration_command", "unset_command")
 
 def env_findings(file: TextFile, script: Script, rules: list[Rule], ruleset: ActiveRules) -> Iterator[Finding]:
     """Renames (or reports) environment variables where they are set, unset or expanded."""
-    sources = [(rule, ruleset.by_code(rule.params["from_rule"])) for rule in rules]
+    sources = [(rule, ruleset.by_code(ShellEnvVarParams.of(rule).from_rule)) for rule in rules]
     sources = [(rule, src) for rule, src in sources if src is not None]
     spans: list[tuple[int, int, str, bool]] = []  # start, end, name, is it where the name is set
     for node in script.nodes("variable_name"):
@@ -115,11 +116,12 @@ def command_findings(file: TextFile, script: Script, rules: list[Rule]) -> Itera
             continue
         name = words[0].value.rsplit("/", 1)[-1]
         for rule in rules:
-            if name in rule.params["commands"]:
+            p = ShellCommandParams.of(rule)
+            if name in p.commands:
                 yield file.finding(rule, script.span(words[0].node), subject=name)
-            elif name in rule.params.get("probes", ()):
+            elif name in p.probes:
                 for word in words[1:]:  # `which nvidia-smi`, `watch -n 1 nvidia-smi`
-                    if word.value is not None and word.value.rsplit("/", 1)[-1] in rule.params["commands"]:
+                    if word.value is not None and word.value.rsplit("/", 1)[-1] in p.commands:
                         yield file.finding(rule, script.span(word.node), subject=word.value)
 
 
@@ -161,11 +163,12 @@ def launcher_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iter
         words = command_words(command)
         names = identities(words)
         for rule in rules:
-            launcher = next((name for name in rule.params["launchers"] if name in names), None)
+            p = ShellLauncherFlagParams.of(rule)
+            launcher = next((name for name in p.launchers if name in names), None)
             if launcher is None:
                 continue
-            for flag, _, value in _flag_values(_own_options(words, launcher), set(rule.params["flags"])):
-                wanted = rule.params.get("values")
+            for flag, _, value in _flag_values(_own_options(words, launcher), set(p.flags)):
+                wanted = p.values
                 if wanted is None or any(fnmatch.fnmatchcase(value, w) for w in wanted):
                     shown = f"{flag.value.partition('=')[0]} {value}".strip()
                     yield file.finding(
@@ -235,11 +238,12 @@ def _training_command(words: list[Word]) -> list[Word] | None:
 def setup_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterator[Finding]:
     """One finding at the first launch of a script that does not set up the vendor environment."""
     for rule in rules:
-        if any(marker in file.text for marker in rule.params["markers"]):
+        p = ShellEnvSetupParams.of(rule)
+        if any(marker in file.text for marker in p.markers):
             continue
         for command in script.nodes("command"):
             words = command_words(command)
-            if identities(words) & set(rule.params["launchers"]):
+            if identities(words) & set(p.launchers):
                 yield file.finding(rule, script.span(words[0].node))
                 break
 

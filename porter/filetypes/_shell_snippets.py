@@ -19,6 +19,7 @@ from porter.filetypes._shell_syntax import Script, command_words
 from porter.core.model import Finding
 from porter.python.analyze import word_screen
 from porter.rules import ActiveRules
+from porter.rules.kinds import PythonSnippetParams
 
 
 # Characters a replacement may not contain inside each kind of quoting ('' = unquoted word).
@@ -42,9 +43,12 @@ def snippet_findings(file: TextFile, script: Script, active: ActiveRules) -> Ite
         if not words or words[0].value is None:
             continue
         name = posixpath.basename(words[0].value)
-        rule = next((r for r in rules if any(fnmatch.fnmatchcase(name, p) for p in r.params["interpreters"])), None)
+        rule = next(
+            (r for r in rules if any(fnmatch.fnmatchcase(name, p) for p in PythonSnippetParams.of(r).interpreters)),
+            None,
+        )
         code = _code_word(words) if rule is not None else None
-        if code is None:
+        if rule is None or code is None:
             continue
         span = script.span(code.node)
         if code.value is None:

@@ -16,6 +16,7 @@ from porter.core.model import Finding
 from porter.filetypes._configtree import Mapping, Scalar, Sequence, iter_pairs
 from porter.filetypes.docker import Context, container_finder
 from porter.filetypes.requirements import BrokenFile
+from porter.rules.kinds import ComposeKeyParams
 
 _PROPERTIES = re.compile(r"^(?:[&!]\S*\s*)+")  # an anchor or a tag before a scalar's text
 _QUOTED = ("'", '"')
@@ -80,7 +81,7 @@ def _compose_key(
 def _device_request(ctx: Context, name: str, values: list[str], at: int, item: int) -> None:
     """`compose-key` rules: one finding per device request (driver and capabilities together)."""
     for rule in ctx.keys:
-        globs = rule.params["match"].get(name, [])
+        globs = ComposeKeyParams.of(rule).match.get(name, [])
         if any(fnmatch.fnmatchcase(v, g) for v in values if v for g in globs):
             if item and (rule.code, item) in ctx.reported:
                 continue

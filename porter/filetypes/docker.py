@@ -23,11 +23,12 @@ import shlex
 from collections.abc import Callable
 
 from porter.core.edits import Found
-from porter.core.model import Edit, Finding, Skipped
+from porter.core.model import Edit, Finding, Severity, Skipped
 from porter.filetypes._installs import install_verdicts
 from porter.filetypes.requirements import text_found
 from porter.python.kinds.env_var import variable_verdict
 from porter.rules import ActiveRules, Rule
+from porter.rules.kinds import ContainerEnvVarParams, ContainerImageParams
 from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
 from porter.core.textio import LineIndex
 
@@ -45,7 +46,7 @@ class Context:
         self.keys = rules.of_kind("compose-key")
         # (rule, the rule whose names and renames it uses: an env-var rule, or itself)
         env = [
-            (r, rules.by_code(r.params["from_rule"]) if "from_rule" in r.params else r)
+            (r, rules.by_code(source) if (source := ContainerEnvVarParams.of(r).from_rule) is not None else r)
             for r in rules.of_kind("container-env-var")
         ]
         self.env = [(rule, source) for rule, source in env if source is not None]
@@ -62,7 +63,7 @@ class Context:
         message: str,
         subject: str,
         edit: tuple[int, str] | None = None,
-        severity: str | None = None,
+        severity: Severity | None = None,
     ) -> None:
         """A finding at `offset`; `edit` (offset, new text) replaces `subject`, if it is really there."""
         line, col = self.index.line_col(offset)
@@ -85,7 +86,7 @@ class Context:
 
     def image(self, offset: int, image: str, written: str) -> None:
         for rule in self.images:
-            if any(re.search(p, image) for p in rule.params["image_patterns"]):
+            if any(re.search(p, image) for p in ContainerImageParams.of(rule).image_patterns):
                 shown = image if image == written else f"{written} (= {image})"
                 self.add(rule, offset, f"{rule.message or rule.summary}: {shown}", image)
 

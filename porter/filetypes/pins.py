@@ -21,6 +21,7 @@ from pathlib import Path
 
 from porter.core.toml import tomllib
 from porter.rules import ActiveRules
+from porter.rules.kinds import ConfigKeyParams
 
 _CONDITION = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*>=\s*([0-9][0-9A-Za-z.+!-]*)\s*")
 # A PEP 508 string: its name, extras, and the version specifiers up to a marker or URL.
@@ -128,15 +129,15 @@ def project_off(rules: ActiveRules, root: Path, remember: Remember | None = None
     """`rules` with the codes the project's pins make moot turned off (read only when a rule
     asks). `remember(key, files, decide)` may answer from an earlier run while the pin files
     are unchanged (porter/engine/tree_index.py): reading them costs the packaging library."""
-    conditional = [r for r in rules.rules if r.params.get("unless_pinned")]
+    conditional = {r.code: pin for r in rules.rules if (pin := r.params.reporting.unless_pinned)}
     if not conditional:
         return rules
 
     def decide() -> list[str]:
-        pins = read_pins(root, {canonical(parse_condition(r.params["unless_pinned"])[0]) for r in conditional})
-        return sorted(r.code for r in conditional if pins.guarantees(r.params["unless_pinned"]))
+        pins = read_pins(root, {canonical(parse_condition(pin)[0]) for pin in conditional.values()})
+        return sorted(code for code, pin in conditional.items() if pins.guarantees(pin))
 
-    key = "pins|" + ",".join(sorted(f"{r.code}:{r.params['unless_pinned']}" for r in conditional))
+    key = "pins|" + ",".join(sorted(f"{code}:{pin}" for code, pin in conditional.items()))
     off = frozenset(remember(key, [root / name for name in PIN_FILES], decide) if remember else decide())
     return replace(rules, project_off=rules.project_off | off) if off else rules
 
@@ -145,7 +146,12 @@ def project_requires(rules: ActiveRules, root: Path, remember: Remember | None =
     """`rules` told which of the distributions their `words_when_required` name the project's
     own requirements name (in any version): a ChatGLM repository requires cpm_kernels, and its
     quantization_bit runs them, not bitsandbytes. Read and remembered as `project_off`."""
-    wanted = {canonical(name) for r in rules.rules for name in r.params.get("words_when_required", {})}
+    wanted = {
+        canonical(name)
+        for r in rules.rules
+        if isinstance(r.params, ConfigKeyParams)
+        for name in r.params.words_when_required
+    }
     if not wanted:
         return rules
 

@@ -23,6 +23,7 @@ from porter.filetypes._common import TextFile, open_text
 from porter.rules import ActiveRules
 from porter.tables.requirement_policy import RequirementPolicy, Verdict, requirement_findings
 from porter.core.textio import LineIndex
+from porter.rules.kinds import RequirementStringParams
 
 # pip's own comment rule: `#` at the start of a line or after whitespace.
 _COMMENT = re.compile(r"(^|\s+)#.*$")
@@ -243,12 +244,12 @@ def _torch_from_the_index(
     what to do about it, and not reported again (LLaMA-Factory's `pip install torch==2.8.0
     ... --index-url .../cu129` had PRT421 and PRT414, a torchvision from it PRT418 and PRT414).
     An index that serves nothing else reported (an unpinned torch) stays its own finding."""
-    urls = [v.subject for _, verdicts in out for v in verdicts if v.rule.params["on"] == "index-url"]
+    urls = [v.subject for _, verdicts in out for v in verdicts if RequirementStringParams.of(v.rule).on == "index-url"]
     torch = [
         v
         for _, verdicts in out
         for v in verdicts
-        if v.rule.params["on"] in _RELEASE_OUTCOMES and policy.built_for_cuda(v.subject)
+        if RequirementStringParams.of(v.rule).on in _RELEASE_OUTCOMES and policy.built_for_cuda(v.subject)
     ]
     if not urls or not torch:
         return out
@@ -262,7 +263,8 @@ def _torch_from_the_index(
         )
     }
     return [
-        (word, [named.get(id(v), v) for v in verdicts if v.rule.params["on"] != "index-url"]) for word, verdicts in out
+        (word, [named.get(id(v), v) for v in verdicts if RequirementStringParams.of(v.rule).on != "index-url"])
+        for word, verdicts in out
     ]
 
 

@@ -23,6 +23,7 @@ from porter.filetypes._shell_checks import (
 from porter.filetypes._shell_snippets import snippet_findings
 from porter.filetypes._shell_syntax import Script
 from porter.rules import ActiveRules
+from porter.rules.kinds import ConfigKeyParams
 
 KIND = "shell"
 
@@ -33,7 +34,9 @@ def check_script(file: TextFile, script: Script, rules: ActiveRules) -> list[Fin
     findings += env_findings(file, script, rules.of_kind("shell-env-var"), rules)
     findings += command_findings(file, script, rules.of_kind("shell-command"))
     findings += launcher_findings(file, script, rules.of_kind("shell-launcher-flag"))
-    findings += training_flag_findings(file, script, [r for r in rules.of_kind("config-key") if r.params.get("cli")])
+    findings += training_flag_findings(
+        file, script, [r for r in rules.of_kind("config-key") if ConfigKeyParams.of(r).cli]
+    )
     findings += setup_findings(file, script, rules.of_kind("shell-env-setup"))
     findings += pip_install_findings(file, script, rules)
     if rules.of_kind("python-snippet"):

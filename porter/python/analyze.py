@@ -45,12 +45,12 @@ def word_screen(rules: ActiveRules | RuleSet) -> WordScreen:
     a rule set) could fire on, and some more; none in any file when no rule has a word."""
     words: set[str] = set()
     imported: set[str] = set()  # packages a kind looks for only where they are imported
-    for kind_name, module in PYTHON_KINDS.items():
-        kind_rules = rules.of_kind(kind_name)
-        if kind_rules and hasattr(module, "screen_imports"):
-            imported |= module.screen_imports(kind_rules)
+    for kind in PYTHON_KINDS:
+        kind_rules = rules.of_kind(kind.name)
+        if kind_rules and kind.screens_imports:
+            imported |= kind.screen(kind_rules)
         elif kind_rules:
-            words |= module.screen_words(kind_rules)
+            words |= kind.screen(kind_rules)
     if rules.of_kind(CODEMOD):  # the project's codemods (libcst and difflib load only then)
         from porter.python.codemods import screen_words
 
@@ -75,10 +75,10 @@ def rule_findings(
     (device guards, import insertion), which decide on the edits that remain.
     """
     findings: list[Finding] = []
-    for kind_name, module in PYTHON_KINDS.items():
-        kind_rules = rules.of_kind(kind_name)
-        if kind_rules and hasattr(module, "check"):
-            findings.extend(module.check(ctx, kind_rules))
+    for kind in PYTHON_KINDS:
+        kind_rules = rules.of_kind(kind.name)
+        if kind_rules and kind.find is not None:
+            findings.extend(kind.find(ctx, kind_rules))
     if rules.covered_by and any(f.rule in rules.covered_by for f in findings):
         findings = _without_covered(ctx, findings, rules.covered_by)
     if rules.notes_in_tests and any(f.rule in rules.notes_in_tests for f in findings):
@@ -87,10 +87,10 @@ def rule_findings(
         findings, _ = split_suppressed(findings, suppressed, used)
     if rules.decisions and any(f.rule in rules.decisions for f in findings):
         findings = one_per_decision(ctx, findings, rules.decisions)
-    for kind_name, module in PYTHON_KINDS.items():
-        kind_rules = rules.of_kind(kind_name)
-        if kind_rules and hasattr(module, "finalize"):
-            findings = module.finalize(ctx, kind_rules, findings)
+    for kind in PYTHON_KINDS:
+        kind_rules = rules.of_kind(kind.name)
+        if kind_rules and kind.finalize is not None:
+            findings = kind.finalize(ctx, kind_rules, findings)
     return findings
 
 

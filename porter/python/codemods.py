@@ -22,10 +22,11 @@ from porter.core.textio import LineIndex
 from porter.core.wordregex import WordScreen
 from porter.rules import Rule
 from porter.rules.codemods import CodemodProblem, codemod_class
+from porter.rules.kinds import CodemodParams
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
-    return {name for rule in rules for name in rule.params["names"]}
+    return {name for rule in rules for name in CodemodParams.of(rule).names}
 
 
 @lru_cache(maxsize=None)
@@ -37,14 +38,14 @@ def codemod_findings(path: str, text: str, index: LineIndex, rules: list[Rule]) 
     """The findings (edits, or errors) of the active codemod rules that screen this file in."""
     out: list[Finding] = []
     for rule in rules:
-        if not _screen(tuple(rule.params["names"])).search(text):
+        if not _screen(tuple(CodemodParams.of(rule).names)).search(text):
             continue  # not even parsed by libcst
         out.extend(_run(path, text, index, rule))
     return out
 
 
 def _label(rule: Rule) -> str:
-    return f"codemod {rule.params['file']} ({rule.params['class']})"
+    return f"codemod {CodemodParams.of(rule).file} ({CodemodParams.of(rule).class_name})"
 
 
 def _run(path: str, text: str, index: LineIndex, rule: Rule) -> list[Finding]:
@@ -100,7 +101,7 @@ def _run(path: str, text: str, index: LineIndex, rule: Rule) -> list[Finding]:
                 Edit(rule.code, start, end, replacement),
                 end_line,
                 end_col,
-                subject=rule.params["class"],
+                subject=CodemodParams.of(rule).class_name,
             )
         )
     return findings

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from typing import Any, TypeVar, overload
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from porter.core.model import Edit, Finding
+from porter.core.model import Edit, Finding, Severity
 from porter.python.resolve import ImportMap
 from porter.rules import Rule
 from porter.core.textio import LineIndex
@@ -64,6 +65,9 @@ def _as_literal(node: ast.JoinedStr) -> ast.expr:
 def is_test_function(node: ast.AST) -> bool:
     """A test (pytest's and unittest's `test*` functions and methods)."""
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+
+
+N = TypeVar("N", bound=ast.AST)
 
 
 @dataclass
@@ -179,9 +183,14 @@ class FileContext:
             child, parent = parent, self.parents.get(parent)
         return False
 
-    def nodes(self, *types: type) -> list[ast.AST]:
+    @overload
+    def nodes(self, kind: type[N], /) -> list[N]: ...
+    @overload
+    def nodes(self, *kinds: type[ast.AST]) -> list[ast.AST]: ...
+    def nodes(self, *kinds: type[ast.AST]) -> list[Any]:
+        """The file's nodes of these types (of one type: typed as it)."""
         out: list[ast.AST] = []
-        for t in types:
+        for t in kinds:
             out.extend(self.by_type.get(t, ()))
         return out
 
@@ -202,7 +211,7 @@ class FileContext:
         edit_span: tuple[int, int] | None = None,
         suggestion: str | None = None,
         subject: str | None = None,
-        severity: str | None = None,
+        severity: Severity | None = None,
         expect_old: str | None = None,
     ) -> Finding:
         """A finding at a node (or a (start, end) span); with an edit when `replacement` is given.
@@ -242,7 +251,7 @@ def span_finding(
     edit_span: tuple[int, int] | None = None,
     suggestion: str | None = None,
     subject: str | None = None,
-    severity: str | None = None,
+    severity: Severity | None = None,
 ) -> Finding:
     """A finding of `rule` at a character span of a file (every file type makes them here);
     with an edit of `edit_span` (default: the span) when `replacement` is set."""

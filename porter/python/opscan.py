@@ -24,13 +24,14 @@ import ast
 from dataclasses import dataclass
 from functools import lru_cache
 
-from porter.core.model import Finding
+from porter.core.model import Finding, Severity
 from porter.tables.optables import ANY_VERSION, ApiEntry, ApiTable
 from porter.python.bindings import enclosing_scope, scope_bindings
 from porter.python.context import FileContext
 from porter.python.devices import OTHER_DEVICES
 from porter.python.receivers import Receivers
 from porter.rules import Rule
+from porter.rules.kinds import OpTableParams
 
 KIND = "op-table"
 _OTHER_DEVICES = (*(f"torch.{device}" for device in OTHER_DEVICES), "torch.backends.mps")
@@ -102,7 +103,7 @@ def check(ctx: FileContext, rules: list[Rule], table: ApiTable, uses: list[ApiUs
             continue  # a partial API used without the argument or case its limitation is about
         host_form = bool(use.entry.host_when) and _holds(ctx, use, use.entry.host_when)
         for rule in rules:
-            if use.entry.status in rule.params["statuses"] and use.use in rule.params["uses"]:
+            if use.entry.status in OpTableParams.of(rule).statuses and use.use in OpTableParams.of(rule).uses:
                 found.append(_finding(ctx, rule, table, use, host_form))
                 break
     return found
@@ -222,7 +223,7 @@ def _finding(ctx: FileContext, rule: Rule, table: ApiTable, use: ApiUse, host_fo
         suggestion = f"Keep it and verify it on the device (`porter ops {entry.api} --target {table.target}` says why)."
     else:
         suggestion = rule.suggestion
-    severity = rule.params.get("severity_by_status", {}).get(entry.status, rule.severity)
+    severity: Severity = OpTableParams.of(rule).severity_by_status.get(entry.status, rule.severity)
     if entry.status == "partial" and not entry.when:
         severity = "info"  # a limitation no code shows (a card generation, a dtype pair): a note
     if entry.doubtful or host_form:

@@ -18,6 +18,7 @@ from porter.core.textio import LineIndex
 from porter.python.analyze import collector_paused, parse, parse_problem, rule_findings, word_screen
 from porter.python.context import FileContext
 from porter.rules import ActiveRules, Rule
+from porter.rules.kinds import ImportInsertParams
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def _place_imports(text: str, tree: ast.Module, findings: list[Finding], inserte
             and edit.start == edit.end
             and edit.replacement.lstrip().startswith("import ")
         ):
-            module, anchor = rule.params["module"], rule.params["when_importing"]
+            module, anchor = ImportInsertParams.of(rule).module, ImportInsertParams.of(rule).when_importing
             line = index.line_col(edit.start - 1 if edit.replacement[:1] in "\r\n" else edit.start)[0]
             end = _statement_end(tree, index, anchor, line)
             if end is not None:

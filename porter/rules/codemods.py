@@ -30,8 +30,11 @@ import re
 import sys
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
-from porter.rules.kinds import CODEMOD as KIND
+from porter.core.severity import Severity
+
+from porter.rules.kinds import CODEMOD as KIND, CodemodParams
 from porter.rules.model import Rule
 from porter.rules.terms import SEVERITIES, TARGETS
 
@@ -76,8 +79,8 @@ def codemod_module(path: str, digest: str) -> object:
 
 def codemod_class(rule: Rule) -> type:
     """The class a codemod rule runs (imported again in a process that has not yet)."""
-    p = rule.params
-    return getattr(codemod_module(p["file"], p["digest"]), p["class"])
+    p = CodemodParams.of(rule)
+    return getattr(codemod_module(p.file, p.digest), p.class_name)
 
 
 def _codemod_classes(module: object) -> list[type]:
@@ -120,7 +123,9 @@ def _rule(path: Path, digest: str, cls: type, target: str) -> Rule | None:
         "a non-empty list of words (identifiers)",
         path,
     )
-    severity = _attr(cls, "SEVERITY", "warning", lambda v: v in SEVERITIES, f"one of {', '.join(SEVERITIES)}", path)
+    severity = cast(
+        Severity, _attr(cls, "SEVERITY", "warning", lambda v: v in SEVERITIES, f"one of {', '.join(SEVERITIES)}", path)
+    )
     targets = _attr(
         cls,
         "TARGETS",
@@ -153,7 +158,7 @@ def _rule(path: Path, digest: str, cls: type, target: str) -> Rule | None:
         examples=(),
         suggestion=suggestion,
         fix=f"rewrites the file with {cls.__name__} (libcst codemod in {path})",
-        params={"file": str(path), "class": cls.__name__, "names": list(names), "digest": digest},
+        params=CodemodParams(file=str(path), class_name=cls.__name__, names=tuple(cast(list, names)), digest=digest),
         source=str(path),
     )
 

@@ -1,17 +1,22 @@
-"""Every rule kind porter knows, and the fields its rules take: the explicit kind registry.
+"""Every rule kind porter knows: its typed parameters class, in one explicit table (KINDS).
 
-The loader validates each rule against its kind's schema here, so a misspelt key, a value of
-the wrong type or a value outside a field's known choices is an error naming the file and the
-rule when the rules load (convert, check and `porter rules` alike), never a rule that
-silently matches nothing. The code that applies a kind lives in the layer of its file type
-(porter/python/kinds/, porter/filetypes/, porter/engine/vendor_paths.py) and refers to the
-kind by the name given here.
+The loader validates each rule against its kind's parameters class here, so a misspelt key, a
+value of the wrong type or a value outside a field's known choices is an error naming the file
+and the rule when the rules load (convert, check and `porter rules` alike), never a rule that
+silently matches nothing; code reads the typed object (`QualifiedNameParams.of(rule).match`).
+The code that applies a kind lives in the layer of its file type (porter/python/kinds/,
+porter/filetypes/, porter/engine/vendor_paths.py): this module is at the bottom of the house, so
+that `porter rules` and the loader need no pipeline.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
+from porter.rules.params import Field, Params, strings, switch, table, text
+from porter.core.severity import Severity
 from porter.rules.terms import SEVERITIES
 
 # Values some fields may hold. Kept here, at the bottom of the house, so the loader can check
@@ -45,22 +50,286 @@ CODEMOD = "codemod"  # the kind of a project's codemod rules (porter/rules/codem
 LIBRARY_IMPORT = "library-import"  # the kind that reads the package table for imports (and the tree's own packages)
 
 
+# How far a rule's findings fold across files (`once_per_subject_in_tree`): "warnings" folds all
+# but errors (each a line to change where it is); "errors-too" folds errors as well, where they
+# are one decision repeated (porter/engine/folding.py).
+FOLD_SUBJECT_CHOICES = ("warnings", "errors-too")
+
+
+# ---- Python kinds (porter/python/kinds/, one module each) ------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class QualifiedNameParams(Params):
+    """Uses of qualified names (`torch.cuda.amp.autocast`), resolved through the file's imports."""
+
+    match: tuple[str, ...] = strings(required=True)
+    replace: Mapping[str, str] = table()
+    add_keywords: Mapping[str, Any] = table()  # keyword -> literal added to a call of a replaced name
+    exact: bool = switch()  # only the name itself, not attributes under it
+    report: bool = switch()  # report uses as well as replacing them
+    # Off for a project whose own pins guarantee that release ("transformers>=5.4.0";
+    # porter/filetypes/pins.py, read once per tree run).
+    unless_pinned: str | None = text()
+    once_per_file: bool = switch()
+    once_per_folder: bool = switch()
+    once_per_tree: bool = switch()
+    note_in_tests: bool = switch()  # a finding inside a `test_*` function is a note
+    callables: bool = switch()  # the names are functions or classes: assigning to one is a patch, not a use
+    unless_called_with: Mapping[str, Any] = table()  # keyword -> literal values with which a call is fine
+    note_when_switched_by: tuple[str, ...] = strings()  # settings (globs): under `if args.<name>:`, a note
+    # Rules naming the same decision report once per function (`load_in_4bit=`, `load_in_8bit=`
+    # and a BitsAndBytesConfig: one quantized load; porter/python/decisions.py).
+    one_decision: str | None = text()
+
+
+@dataclass(frozen=True, kw_only=True)
+class MethodParams(Params):
+    """Attribute uses on any receiver (`.cuda()`)."""
+
+    attribute: str = text(required=True)
+    replace: str | None = text()
+    called: bool = switch()  # only calls of it (`x.cuda()`), else only other uses
+
+
+@dataclass(frozen=True, kw_only=True)
+class StringLiteralParams(Params):
+    """Device strings in code (`"cuda"`, `"cuda:0"`, `f"cuda:{rank}"`), not in comments or data."""
+
+    values: Mapping[str, str] = table()  # literal -> its replacement
+    prefixes: Mapping[str, str] = table()  # prefix ("cuda:") -> its replacement
+    flag: tuple[str, ...] = strings()  # literals reported, not replaced
+    keep_in_calls: tuple[str, ...] = strings()  # calls whose arguments name another library's device
+    report_in_modules: tuple[str, ...] = strings()  # modules where a kept literal is reported
+    report_in_comparisons: bool = switch()
+    keep_in_decorators_near: tuple[str, ...] = strings()  # decorator names that mark a CUDA-only test
+    flag_in_strategy: tuple[str, ...] = strings()  # device words reported inside a strategy string
+    strategy_words: str | None = text()  # the vocabulary of such strings
+    note_in_tests: bool = switch()
+    device_tables: Mapping[str, Any] = table()  # device -> settings, in tables keyed by device
+    in_keys: bool = switch()  # also dictionary keys
+    # A qualified-name rule: the argument given in a call that rule reports is left to it.
+    covered_by: str | None = text(rule_of_kind="qualified-name")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnvVarParams(Params):
+    """Environment variables the code reads or sets (`CUDA_VISIBLE_DEVICES`)."""
+
+    names: tuple[str, ...] = strings(required=True)
+    replace: Mapping[str, str] = table()
+    off_values: tuple[str, ...] = strings()  # values that switch the variable off (`RWKV_CUDA_ON=0`)
+    notes: Mapping[str, str] = table()  # name pattern -> why setting it changes nothing on the target
+    launcher_exports: tuple[str, ...] = strings()  # names torchrun sets in every worker
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeywordValueParams(Params):
+    """A keyword argument or dictionary key set to a value (`backend="nccl"`)."""
+
+    keyword: str = text(required=True)
+    values: tuple[Any, ...] | None = strings(absent=None)  # literals reported (absent: any value)
+    replace: str | None = text()
+    calls: tuple[str, ...] = strings()  # only in calls of these names (and in dictionaries)
+    report_unknown: bool = switch()  # also a value porter cannot read
+    note_in_tests: bool = switch()
+    also_keywords: tuple[str, ...] = strings()  # other names of the same setting
+    unless_values: tuple[Any, ...] = strings()  # literals with which it asks for nothing
+    when_importing: tuple[str, ...] = strings()  # only in modules that import one of these packages
+    once_per_file: bool = switch()
+    covered_by: str | None = text(rule_of_kind="qualified-name")
+    one_decision: str | None = text()
+
+
+@dataclass(frozen=True, kw_only=True)
+class LibraryImportParams(Params):
+    """Imports of libraries the package table has an action for."""
+
+    actions: tuple[str, ...] = strings(required=True, choices=PACKAGE_ACTIONS)
+    once_per_subject_in_tree: str | None = text(choices=FOLD_SUBJECT_CHOICES)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequirementStringParams(Params):
+    """Requirement strings (Python lists, requirements files, pyproject, setup.cfg, scripts)."""
+
+    on: str = text(required=True, choices=REQUIREMENT_OUTCOMES)
+    url_patterns: tuple[str, ...] = strings(regex=True)
+    once_per_file: bool = switch()
+    once_per_subject: bool = switch()
+    once_per_tree: bool = switch()
+    once_per_line: bool = switch()  # the torch family in one `pip install` is one thing to act on
+
+
+@dataclass(frozen=True, kw_only=True)
+class KernelModuleParams(Params):
+    """Kernel languages, other vendors' stacks and compiled CUDA extensions."""
+
+    kernel_modules: tuple[str, ...] = strings(required=True)
+    extension_suffixes: tuple[str, ...] = strings()  # how a compiled extension's module name ends (`_cuda`)
+    patch_modules: tuple[str, ...] = strings()  # CUDA-only libraries a monkey patch swaps in
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeviceGuardParams(Params):
+    """`if torch.cuda.is_available():` chains: a target branch before the CUDA one."""
+
+    checks: tuple[str, ...] = strings(required=True)
+    target_check: str = text(required=True)  # "{torch}.mlu.is_available()"
+    other_devices: tuple[str, ...] = strings(required=True)
+    target_device: str = text(required=True)  # the device the target branch uses ("mlu")
+    cuda_only_modules: tuple[str, ...] = strings()
+    cuda_only_strings: tuple[str, ...] = strings()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImportInsertParams(Params):
+    """`import torch_mlu` where a module uses the target after the edits."""
+
+    module: str = text(required=True)
+    when_importing: str = text(required=True)
+    # A module that imports one of these libraries (which import torch for it) and has an edit of
+    # one of those codes needs the module too (`.mlu()` on a model transformers loaded).
+    also_when_importing: tuple[str, ...] = strings()
+    also_when_edited_by: tuple[str, ...] = strings()
+    int_device_lines: tuple[str, ...] = strings()  # target lines on which `.to(0)` needs it too
+
+
+# ---- the op scan, paths, configs, scripts, containers, notebooks ----------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpTableParams(Params):
+    """APIs the target's op table lists as unsupported, partial or unknown (porter/python/opscan.py)."""
+
+    statuses: tuple[str, ...] = strings(required=True, choices=API_STATUSES)
+    uses: tuple[str, ...] = strings(required=True, choices=API_USES)
+    severity_by_status: Mapping[str, Severity] = table(keys_in=API_STATUSES, choices=SEVERITIES)
+    opt_in: bool = switch()  # runs only when --select names its code
+
+
+@dataclass(frozen=True, kw_only=True)
+class VendorPathParams(Params):
+    """Files and folders named for another vendor (porter/engine/vendor_paths.py)."""
+
+    words: tuple[str, ...] = strings(required=True)
+    own: tuple[str, ...] = strings()  # the words that name the target itself
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigKeyParams(Params):
+    """Keys of training, accelerate and DeepSpeed configs (porter/filetypes/_config_rules.py)."""
+
+    keys: tuple[str, ...] = strings(required=True)
+    configs: tuple[str, ...] = strings(required=True, choices=CONFIG_TYPES)
+    values: tuple[Any, ...] | None = strings(absent=None)  # values reported (absent: any)
+    replace: Mapping[str, Any] = table()
+    blocked_by: Mapping[str, Any] = table()
+    cli: bool = switch()  # also the same flag on a training command line
+    # distribution -> {summary, message, suggestion} said instead where the project's own
+    # requirements name it (ActiveRules.project_requires).
+    words_when_required: Mapping[str, Mapping[str, str]] = table()
+    once_per_subject_in_tree: str | None = text(choices=FOLD_SUBJECT_CHOICES)
+
+    def rewrites(self) -> bool:
+        return bool(self.replace)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PythonSnippetParams(Params):
+    """`python -c` snippets and heredocs in scripts (porter/filetypes/_shell_snippets.py)."""
+
+    interpreters: tuple[str, ...] = strings(required=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShellEnvVarParams(Params):
+    """Variables a script sets, by an env-var rule's names and renames."""
+
+    from_rule: str = text(required=True, rule_of_kind="env-var")
+    once_per_subject: bool = switch()  # one finding per variable and file
+    once_per_file: bool = switch()
+    once_per_folder: bool = switch()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShellCommandParams(Params):
+    """Commands a script runs (`nvidia-smi`)."""
+
+    commands: tuple[str, ...] = strings(required=True)
+    probes: tuple[str, ...] = strings()  # commands that run them as an argument (`which`)
+    once_per_folder: bool = switch()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShellLauncherFlagParams(Params):
+    """A launcher's flags (`deepspeed --num_gpus`)."""
+
+    launchers: tuple[str, ...] = strings(required=True)
+    flags: tuple[str, ...] = strings(required=True)
+    values: tuple[Any, ...] | None = strings(absent=None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShellEnvSetupParams(Params):
+    """A launch script that needs the target's environment set up first."""
+
+    launchers: tuple[str, ...] = strings(required=True)
+    markers: tuple[str, ...] = strings(required=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContainerImageParams(Params):
+    """Base images built for CUDA (`FROM nvidia/cuda:...`)."""
+
+    image_patterns: tuple[str, ...] = strings(required=True, regex=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContainerEnvVarParams(Params):
+    """Variables a Dockerfile or compose file sets: an env-var rule's (`from_rule`) or its own `names`."""
+
+    from_rule: str | None = text(rule_of_kind="env-var")
+    names: tuple[str, ...] = strings()
+    once_per_file: bool = switch()  # a block of NCCL tuning variables is one thing to drop
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComposeKeyParams(Params):
+    """Compose keys that reserve NVIDIA devices (`driver: nvidia`)."""
+
+    match: Mapping[str, Any] = table(required=True)  # key -> value globs
+
+
+@dataclass(frozen=True, kw_only=True)
+class NotebookCellParams(Params):
+    """A notebook cell that does not parse as Python after IPython syntax is masked."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CodemodParams(Params):
+    """A project's libcst codemod (porter/rules/codemods.py): declared by its class, never in TOML."""
+
+    file: str = text(required=True)
+    class_name: str = text(required=True, key="class")
+    names: tuple[str, ...] = strings(required=True)
+    digest: str = text(required=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuppressionCommentParams(Params):
+    """porter's own findings about `# porter: ignore[...]` comments (porter/engine/pipeline.py)."""
+
+    on: str = text(required=True, choices=SUPPRESSION_PROBLEMS)
+    opt_in: bool = switch()
+
+
 @dataclass(frozen=True)
-class Field:
-    """One field of a kind: its TOML type and, for a list/str/dict, the values it may hold."""
+class Kind:
+    """A rule kind: its name, its parameters class, and how its rules are declared and shown."""
 
-    type: type
-    choices: tuple[str, ...] = ()  # for a list: each item; for a dict: each value; for a str: itself
-    keys_in: tuple[str, ...] = ()  # for a dict: each key
-    rule_of_kind: str | None = None  # a str that names another rule (by code) of this kind
-    regex: bool = False  # for a list: each item is a regular expression (compiled when the rules load)
-
-
-@dataclass(frozen=True)
-class KindSchema:
     name: str
-    required: dict[str, Field] = field(default_factory=dict)
-    optional: dict[str, Field] = field(default_factory=dict)
+    params: type[Params]
     # The file a rule example of this kind runs in, unless the example names one.
     example_file: str = "train.py"
     in_toml: bool = True  # False: rules of this kind come from elsewhere (a codemod class)
@@ -70,204 +339,41 @@ class KindSchema:
     fixed_severity: bool = False
 
     def field(self, key: str) -> Field | None:
-        return self.required.get(key) or self.optional.get(key)
+        return self.params.field(key)
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return self.params.required()
 
 
-def _f(typ: type, **kw) -> Field:
-    return Field(typ, **kw)
-
-
-_LIST, _STR, _DICT, _BOOL = _f(list), _f(str), _f(dict), _f(bool)
-_REGEXES = _f(list, regex=True)
-# `once_per_subject_in_tree`: one finding per subject (a library, a config key) for the whole tree,
-# naming the other files (porter/engine/folding.py): "warnings" folds all but errors (each a line
-# to change where it is); "errors-too" folds errors as well, where they are one decision repeated.
-_PER_SUBJECT = _f(str, choices=("warnings", "errors-too"))
-
-# The Python kinds (porter/python/kinds/, in the order their finalizers must run: guards
-# decide which edits stay before imports are added), then the op scan, then other file types.
-KINDS: dict[str, KindSchema] = {
+# Every kind, in one explicit table (the Python kinds' matchers, in the order they run:
+# porter/python/kinds/__init__.py).
+KINDS: dict[str, Kind] = {
     k.name: k
     for k in (
-        # `unless_pinned` ("transformers>=5.4.0"): off for a project whose own pins guarantee that
-        # release (porter/filetypes/pins.py, read once per tree run).
-        # `note_in_tests`: a finding inside a `test_*` function is a note (porter/python/analyze.py).
-        # `callables`: the matched names are functions or classes; assigning to one is a patch, not a use.
-        # `unless_called_with`: keyword -> literal values with which a call of a reported name is fine.
-        # `note_when_switched_by`: setting names (globs); a use under `if args.<name>:` is a note (the switch is the finding).
-        # `one_decision` (here and for keyword values): rules naming the same decision report once per function
-        # (`load_in_4bit=`, `load_in_8bit=` and a BitsAndBytesConfig: one quantized load; porter/python/decisions.py).
-        KindSchema(
-            "qualified-name",
-            {"match": _LIST},
-            {
-                "replace": _DICT,
-                "add_keywords": _DICT,
-                "exact": _BOOL,
-                "report": _BOOL,
-                "unless_pinned": _STR,
-                "once_per_file": _BOOL,
-                "note_in_tests": _BOOL,
-                "callables": _BOOL,
-                "once_per_folder": _BOOL,
-                "once_per_tree": _BOOL,
-                "unless_called_with": _DICT,
-                "note_when_switched_by": _LIST,
-                "one_decision": _STR,
-            },
-        ),
-        KindSchema("method", {"attribute": _STR}, {"replace": _STR, "called": _BOOL}),
-        KindSchema(
-            "string-literal",
-            {},
-            {
-                "values": _DICT,
-                "prefixes": _DICT,
-                "flag": _LIST,
-                "keep_in_calls": _LIST,
-                "report_in_modules": _LIST,
-                "report_in_comparisons": _BOOL,
-                "keep_in_decorators_near": _LIST,
-                "flag_in_strategy": _LIST,
-                "strategy_words": _STR,
-                "note_in_tests": _BOOL,
-                "device_tables": _DICT,
-                "in_keys": _BOOL,
-                "covered_by": _f(str, rule_of_kind="qualified-name"),
-            },
-        ),
-        # `off_values`: values that switch the variable off (`RWKV_CUDA_ON=0`): set to one, it is not reported.
-        # `notes`: name pattern -> why setting it changes nothing that runs on the target (a note, not a finding).
-        # `launcher_exports`: the names torchrun sets in every worker; in a list of several of them, one is kept.
-        KindSchema(
-            "env-var",
-            {"names": _LIST},
-            {"replace": _DICT, "off_values": _LIST, "notes": _DICT, "launcher_exports": _LIST},
-        ),
-        # `covered_by` (here and for string literals): a qualified-name rule; the argument given in a call that rule reports
-        # (BitsAndBytesConfig(load_in_4bit=True)) is left to it: one thing to act on, one finding.
-        # `also_keywords`: other names of the same setting; `unless_values`: literals with which it asks for nothing;
-        # `when_importing`: only in modules that import one of these packages (porter/python/kinds/keyword_value.py).
-        KindSchema(
-            "keyword-value",
-            {"keyword": _STR},
-            {
-                "values": _LIST,
-                "replace": _STR,
-                "calls": _LIST,
-                "report_unknown": _BOOL,
-                "note_in_tests": _BOOL,
-                "also_keywords": _LIST,
-                "unless_values": _LIST,
-                "when_importing": _LIST,
-                "once_per_file": _BOOL,
-                "covered_by": _f(str, rule_of_kind="qualified-name"),
-                "one_decision": _STR,
-            },
-        ),
-        KindSchema(
-            LIBRARY_IMPORT, {"actions": _f(list, choices=PACKAGE_ACTIONS)}, {"once_per_subject_in_tree": _PER_SUBJECT}
-        ),
-        # `once_per_file`: the rule's findings in one file are one thing to act on (porter/engine/pipeline.py);
-        # `once_per_line`: those on one line are (the torch family in one `pip install`);
-        # `once_per_tree`: the same advice about the environment in many files is one (porter/engine/folding.py).
-        KindSchema(
-            REQUIREMENT_STRING,
-            {"on": _f(str, choices=REQUIREMENT_OUTCOMES)},
-            {
-                "url_patterns": _REGEXES,
-                "once_per_file": _BOOL,
-                "once_per_subject": _BOOL,
-                "once_per_tree": _BOOL,
-                "once_per_line": _BOOL,
-            },
-            example_file="requirements.txt",
-        ),
-        # `kernel_modules`: kernel languages and other vendors' stacks; `extension_suffixes`: how a compiled CUDA
-        # extension's module name ends (`_cuda`); `patch_modules`: CUDA-only libraries a monkey patch swaps in.
-        KindSchema("kernel-module", {"kernel_modules": _LIST}, {"extension_suffixes": _LIST, "patch_modules": _LIST}),
-        KindSchema(
-            "device-guard",
-            {"checks": _LIST, "target_check": _STR, "other_devices": _LIST},
-            {"cuda_only_modules": _LIST, "cuda_only_strings": _LIST, "target_device": _STR},
-        ),
-        # `also_when_importing` + `also_when_edited_by`: a module that imports one of those libraries
-        # (which import torch for it) and has an edit of one of those codes needs the module too
-        # (`.mlu()` on a model transformers loaded exists only after import torch_mlu).
-        # `int_device_lines`: target lines on which a module giving torch an integer device (`.to(0)`) needs it too.
-        KindSchema(
-            "import-insert",
-            {"module": _STR, "when_importing": _STR},
-            {"also_when_importing": _LIST, "also_when_edited_by": _LIST, "int_device_lines": _LIST},
-        ),
-        KindSchema(
-            "op-table",
-            {"statuses": _f(list, choices=API_STATUSES), "uses": _f(list, choices=API_USES)},
-            {"severity_by_status": _f(dict, keys_in=API_STATUSES, choices=SEVERITIES), "opt_in": _BOOL},
-        ),
-        # `own`: the words that name the target itself (a file already ported, kept all the same).
-        KindSchema("vendor-path", {"words": _LIST}, {"own": _LIST}, example_file=""),  # examples are paths in a tree
-        # `words_when_required`: distribution -> {summary, message, suggestion} the rule says instead where the
-        # project's own requirements name it (ActiveRules.project_requires, read by porter/filetypes/pins.py).
-        KindSchema(
-            "config-key",
-            {"keys": _LIST, "configs": _f(list, choices=CONFIG_TYPES)},
-            {
-                "values": _LIST,
-                "replace": _DICT,
-                "blocked_by": _DICT,
-                "cli": _BOOL,
-                "words_when_required": _DICT,
-                "once_per_subject_in_tree": _PER_SUBJECT,
-            },
-            example_file="train_args.yaml",
-            fixed_severity=True,
-        ),
-        KindSchema("python-snippet", {"interpreters": _LIST}, example_file="run.sh"),
-        # `once_per_subject`: one finding per variable (distribution) and file, with the count of the others.
-        # `once_per_folder`: the same report in every script of a folder is one (porter/engine/folding.py).
-        KindSchema(
-            "shell-env-var",
-            {"from_rule": _f(str, rule_of_kind="env-var")},
-            {"once_per_subject": _BOOL, "once_per_file": _BOOL, "once_per_folder": _BOOL},
-            example_file="run.sh",
-        ),
-        KindSchema(
-            "shell-command", {"commands": _LIST}, {"probes": _LIST, "once_per_folder": _BOOL}, example_file="run.sh"
-        ),
-        KindSchema(
-            "shell-launcher-flag", {"launchers": _LIST, "flags": _LIST}, {"values": _LIST}, example_file="run.sh"
-        ),
-        KindSchema("shell-env-setup", {"launchers": _LIST, "markers": _LIST}, example_file="run.sh"),
-        KindSchema("container-image", {"image_patterns": _REGEXES}, example_file="Dockerfile"),
-        # Either `from_rule` (an env-var rule whose names and renames apply) or its own `names`.
-        # `once_per_file` (as for shell scripts): a block of NCCL tuning variables is one thing to drop.
-        KindSchema(
-            "container-env-var",
-            {},
-            {"from_rule": _f(str, rule_of_kind="env-var"), "names": _LIST, "once_per_file": _BOOL},
-            example_file="Dockerfile",
-        ),
-        KindSchema("compose-key", {"match": _DICT}, example_file="docker-compose.yml"),
-        # A notebook cell that does not parse as Python after IPython syntax is masked.
-        KindSchema("notebook-cell", {}, example_file="notebook.ipynb"),
-        # A project's libcst codemod (porter/rules/codemods.py): declared by its class, never in TOML.
-        KindSchema(CODEMOD, {"file": _STR, "class": _STR, "names": _LIST, "digest": _STR}, in_toml=False),
-        # porter's own findings about `# porter: ignore[...]` comments (porter/engine/pipeline.py).
-        KindSchema("suppression-comment", {"on": _f(str, choices=SUPPRESSION_PROBLEMS)}, {"opt_in": _BOOL}),
+        Kind("qualified-name", QualifiedNameParams),
+        Kind("method", MethodParams),
+        Kind("string-literal", StringLiteralParams),
+        Kind("env-var", EnvVarParams),
+        Kind("keyword-value", KeywordValueParams),
+        Kind(LIBRARY_IMPORT, LibraryImportParams),
+        Kind(REQUIREMENT_STRING, RequirementStringParams, example_file="requirements.txt"),
+        Kind("kernel-module", KernelModuleParams),
+        Kind("device-guard", DeviceGuardParams),
+        Kind("import-insert", ImportInsertParams),
+        Kind("op-table", OpTableParams),
+        Kind("vendor-path", VendorPathParams, example_file=""),  # examples are paths in a tree
+        Kind("config-key", ConfigKeyParams, example_file="train_args.yaml", fixed_severity=True),
+        Kind("python-snippet", PythonSnippetParams, example_file="run.sh"),
+        Kind("shell-env-var", ShellEnvVarParams, example_file="run.sh"),
+        Kind("shell-command", ShellCommandParams, example_file="run.sh"),
+        Kind("shell-launcher-flag", ShellLauncherFlagParams, example_file="run.sh"),
+        Kind("shell-env-setup", ShellEnvSetupParams, example_file="run.sh"),
+        Kind("container-image", ContainerImageParams, example_file="Dockerfile"),
+        Kind("container-env-var", ContainerEnvVarParams, example_file="Dockerfile"),
+        Kind("compose-key", ComposeKeyParams, example_file="docker-compose.yml"),
+        Kind("notebook-cell", NotebookCellParams, example_file="notebook.ipynb"),
+        Kind(CODEMOD, CodemodParams, in_toml=False),
+        Kind("suppression-comment", SuppressionCommentParams),
     )
 }
-
-# The kinds the Python pipeline runs per parsed file, in order.
-PYTHON_KINDS = (
-    "qualified-name",
-    "method",
-    "string-literal",
-    "env-var",
-    "keyword-value",
-    "library-import",
-    "requirement-string",
-    "kernel-module",
-    "device-guard",
-    "import-insert",
-)

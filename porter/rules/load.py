@@ -16,7 +16,8 @@ from typing import Any
 
 from porter.core.datafiles import data_dir, load_toml
 from porter.core.toml import tomllib
-from porter.rules.kinds import KINDS, Field
+from porter.rules.kinds import KINDS
+from porter.rules.params import Field
 from porter.rules.model import Example, Rule, RuleSet
 from porter.rules.terms import APPLICABILITY, SEVERITIES, TARGETS, RuleError
 
@@ -117,7 +118,7 @@ def parse_rule(path: Path, index: int, table: dict[str, Any], target: str) -> Ru
     examples = [_example(path, where, ex) for ex in table["examples"]]
     if not examples:
         raise RuleError(f"{path}: {where}: key 'examples' needs at least one example")
-    params = {k: v for k, v in table.items() if schema.field(k) is not None}
+    params = schema.params.from_table({k: v for k, v in table.items() if schema.field(k) is not None})
     return Rule(
         code=table["code"],
         name=table["name"],
@@ -125,7 +126,7 @@ def parse_rule(path: Path, index: int, table: dict[str, Any], target: str) -> Ru
         target=target,
         summary=table["summary"],
         why=table["why"],
-        severity=table["severity"],
+        severity=table["severity"],  # one of SEVERITIES: checked above
         applicability=table["applicability"],
         examples=tuple(examples),
         message=table.get("message"),
@@ -161,10 +162,8 @@ def _check_references(rules: list[Rule]) -> None:
             for code in ex.also:
                 if code not in by_code:
                     raise RuleError(f"{rule.source}: rule {rule.code}: example 'also' names unknown rule {code}")
-        schema = KINDS[rule.kind]
-        for key, value in rule.params.items():
-            wanted = schema.field(key).rule_of_kind
-            if wanted and (value not in by_code or by_code[value].kind != wanted):
+        for key, value, wanted in rule.params.references():
+            if value not in by_code or by_code[value].kind != wanted:
                 raise RuleError(
                     f"{rule.source}: {rule.code}: key '{key}' must name a rule of kind '{wanted}', got {value!r}"
                 )

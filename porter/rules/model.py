@@ -1,13 +1,16 @@
 """The rule model: what one rule is and a target's set of rules.
 
-A leaf module (it imports nothing of porter): every layer above reads rules, none of them
-is needed to describe one. The model's words (targets, severities, RuleError) are terms.py's.
+Every layer above reads rules; none of them is needed to describe one. The model's words
+(targets, severities, RuleError) are terms.py's; a rule's kind-specific fields are a typed
+object of its kind's parameters class (porter/rules/params.py, porter/rules/kinds.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+from porter.core.severity import Severity
+from porter.rules.params import Params
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class Rule:
     target: str
     summary: str
     why: str
-    severity: str
+    severity: Severity
     applicability: str
     examples: tuple[Example, ...]
     message: str | None = None
@@ -47,7 +50,9 @@ class Rule:
     # APIs the rule writes that the vendor's API list of a line does not name, each with the
     # source that shows it exists (a torch_mlu file, the vendor's converter, release notes).
     api_sources: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
-    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # The kind's own fields, validated when the rule loaded: read them with the kind's class
+    # (`QualifiedNameParams.of(rule)`), which checks the kind.
+    params: Params = field(default_factory=Params, hash=False, compare=False)
     source: str = ""
 
 

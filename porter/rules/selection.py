@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from porter.rules.kinds import KINDS
+from porter.rules.kinds import KINDS, ConfigKeyParams
 from porter.rules.model import Rule, RuleSet
 
 # How far a rule's reports fold across files (porter/engine/folding.py): within a folder, the
@@ -52,7 +52,7 @@ class Selection:
         if self.kinds and rule.kind not in self.kinds:
             return False
         named = self.select + self.extend
-        return not (rule.params.get("opt_in") and rule.code not in named and "ALL" not in named)
+        return not (rule.params.reporting.opt_in and rule.code not in named and "ALL" not in named)
 
     @property
     def key(self) -> str:
@@ -132,9 +132,16 @@ class ActiveRules:
     def _worded(self, rule: Rule) -> Rule:
         """The rule in the words its `words_when_required` gives for a distribution the project
         requires (its summary, message or suggestion), else as it is."""
-        for distribution, words in rule.params.get("words_when_required", {}).items():
+        if not isinstance(rule.params, ConfigKeyParams):
+            return rule
+        for distribution, words in rule.params.words_when_required.items():
             if distribution in self.project_requires:
-                return replace(rule, **words)
+                return replace(
+                    rule,
+                    summary=words.get("summary", rule.summary),
+                    message=words.get("message", rule.message),
+                    suggestion=words.get("suggestion", rule.suggestion),
+                )
         return rule
 
     def _unseen(self, rule: Rule) -> bool:
@@ -147,7 +154,7 @@ class ActiveRules:
             rule.severity == "info"
             and schema is not None
             and schema.fixed_severity
-            and not rule.params.get("replace")
+            and not rule.params.rewrites()
             and not self.selection.names(rule.code)
         )
 
@@ -165,7 +172,7 @@ class ActiveRules:
     @cached_property
     def once_per_file(self) -> frozenset[str]:
         """Codes whose findings in one file are one thing to act on (a rule's `once_per_file`)."""
-        return frozenset(r.code for r in self.rules if r.params.get("once_per_file"))
+        return frozenset(r.code for r in self.rules if r.params.reporting.once_per_file)
 
     @cached_property
     def fold_scopes(self) -> dict[str, str]:
@@ -176,12 +183,12 @@ class ActiveRules:
         decision about Megatron; "errors-too" folds its errors as well)."""
         scopes = {}
         for r in self.rules:
-            per_subject = r.params.get("once_per_subject_in_tree")
+            per_subject = r.params.reporting.once_per_subject_in_tree
             if per_subject:
                 scopes[r.code] = FOLD_SUBJECT_ALL if per_subject == "errors-too" else FOLD_SUBJECT
-            elif r.params.get("once_per_tree"):
+            elif r.params.reporting.once_per_tree:
                 scopes[r.code] = FOLD_TREE
-            elif r.params.get("once_per_folder"):
+            elif r.params.reporting.once_per_folder:
                 scopes[r.code] = FOLD_FOLDER
         return scopes
 
@@ -189,30 +196,34 @@ class ActiveRules:
     def once_per_line(self) -> frozenset[str]:
         """Codes whose findings on one line are one thing to act on (a rule's `once_per_line`:
         the torch family in one install command)."""
-        return frozenset(r.code for r in self.rules if r.params.get("once_per_line"))
+        return frozenset(r.code for r in self.rules if r.params.reporting.once_per_line)
 
     @cached_property
     def once_per_subject(self) -> frozenset[str]:
         """Codes whose reports of one subject in one file are one thing to act on (a rule's
         `once_per_subject`: a shell variable set on several lines)."""
-        return frozenset(r.code for r in self.rules if r.params.get("once_per_subject"))
+        return frozenset(r.code for r in self.rules if r.params.reporting.once_per_subject)
 
     @cached_property
     def notes_in_tests(self) -> frozenset[str]:
         """Codes whose findings inside a test function are notes (a rule's `note_in_tests`)."""
-        return frozenset(r.code for r in self.rules if r.params.get("note_in_tests"))
+        return frozenset(r.code for r in self.rules if r.params.reporting.note_in_tests)
 
     @cached_property
     def covered_by(self) -> dict[str, str]:
         """Code -> the code of the rule that reports the call its argument is given in (a
         keyword-value or string-literal rule's `covered_by`), where both are active."""
-        return {r.code: r.params["covered_by"] for r in self.rules if r.params.get("covered_by") in self.codes}
+        return {
+            r.code: r.params.reporting.covered_by
+            for r in self.rules
+            if r.params.reporting.covered_by is not None and r.params.reporting.covered_by in self.codes
+        }
 
     @cached_property
     def decisions(self) -> dict[str, str]:
         """Code -> the decision its findings are part of (a rule's `one_decision`): reported
         once per function with the other rules of that decision."""
-        return {r.code: r.params["one_decision"] for r in self.rules if r.params.get("one_decision")}
+        return {r.code: r.params.reporting.one_decision for r in self.rules if r.params.reporting.one_decision}
 
     def of_kind(self, kind: str) -> list[Rule]:
         """The active rules of one kind (in code order)."""

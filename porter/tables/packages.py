@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from porter.core.datafiles import data_dir, load_toml
+from porter.core.severity import Severity
 from porter.core.toml import tomllib
 from porter.rules.kinds import PACKAGE_ACTIONS
 from porter.rules.terms import SEVERITIES
@@ -56,7 +57,7 @@ class PackageEntry:
     import_names: tuple[str, ...]
     reason: str
     source: str
-    severity: str
+    severity: Severity
     replacement: str | None = None
     suggestion: str | None = None
     name_patterns: tuple[str, ...] = ()

@@ -12,18 +12,19 @@ type maps them onto its own text.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from porter.core.model import Edit, Finding
+from porter.core.model import Edit, Finding, Severity
 from porter.rules.kinds import REQUIREMENT_OUTCOMES, REQUIREMENT_STRING
 from porter.rules.terms import TARGET_NAMES
 from porter.tables.packages import PackageEntry, PackageTable, load_package_table
 from porter.tables.plain_requirement import PlainRequirement, parse_plain, plain_wheel
 from porter.rules import Rule
 from porter.core.textio import LineIndex
+from porter.rules.kinds import RequirementStringParams
 
 if TYPE_CHECKING:  # packaging is imported where a requirement is parsed (start-up time)
     from packaging.requirements import Requirement
@@ -44,7 +45,7 @@ class Verdict:
     """One thing a rule says about a requirement, with the exact new text when there is one."""
 
     rule: Rule
-    severity: str
+    severity: Severity
     message: str
     suggestion: str | None = None
     span: tuple[int, int] | None = None  # part of the requirement string to replace
@@ -78,10 +79,10 @@ class RequirementPolicy:
     def is_cuda_index(self, url: str) -> bool:
         """Whether `url` is a CUDA wheel index or wheel (the `index-url` rule's patterns)."""
         rule = self.rules.get("index-url")
-        return rule is not None and any(re.search(p, url) for p in rule.params.get("url_patterns", []))
+        return rule is not None and any(re.search(p, url) for p in RequirementStringParams.of(rule).url_patterns)
 
     @classmethod
-    def build(cls, rules: list[Rule], line: str | None = None) -> RequirementPolicy | None:
+    def build(cls, rules: Sequence[Rule], line: str | None = None) -> RequirementPolicy | None:
         """A policy from (active) rules of any kind, for one target line (--target-version);
         None when no requirement rule is active."""
         mine = [r for r in rules if r.kind == KIND]
@@ -89,7 +90,7 @@ class RequirementPolicy:
             return None
         by_outcome: dict[str, Rule] = {}
         for rule in mine:
-            by_outcome.setdefault(rule.params["on"], rule)  # a valid outcome: checked at load
+            by_outcome.setdefault(RequirementStringParams.of(rule).on, rule)  # a valid outcome: checked at load
         return cls(load_package_table(mine[0].target).for_line(line), by_outcome, line=line)
 
     def review(self, text: str, editable: bool = True) -> list[Verdict]:
@@ -197,7 +198,7 @@ class RequirementPolicy:
                 f"pip install {pair} --index-url https://download.pytorch.org/whl/cpu --no-deps "
                 f"(the build that pairs with the line's torch; porter_report's constraints file pins it)."
             )
-        severity = rule.severity
+        severity: Severity = rule.severity
         if cuda_pin or self.cuda_index:
             severity = "error"
             how = "a +cuXXX pin" if cuda_pin else "from a CUDA wheel index, or with pytorch-cuda"
@@ -303,10 +304,10 @@ class RequirementPolicy:
         self, req: PlainRequirement | Requirement, entry: PackageEntry | None, text: str | None
     ) -> list[Verdict]:
         rule = self.rules.get("local-version")
-        pinned = [s.version for s in req.specifier if _CUDA_LOCAL.search(s.version)]
-        if rule is None or not pinned:
+        found = [m for s in req.specifier if (m := _CUDA_LOCAL.search(s.version))]
+        if rule is None or not found:
             return []
-        label = _CUDA_LOCAL.search(pinned[0]).group(0)
+        label = found[0].group(0)
         message = f"{req.name}: {label} pins a CUDA build"
         if text is None or entry is None or not entry.strip_local_version:
             return [Verdict(rule, rule.severity, message, rule.suggestion, subject=req.name)]
@@ -420,12 +421,13 @@ def requirement_findings(
     if verdicts is None:
         verdicts = policy.review(index.text[start:end])
     for verdict in verdicts:
-        base = dict(
+        base = Finding(
             rule=verdict.rule.code,
             severity=verdict.severity,
             path=path,
             line=line,
             col=col,
+            message=verdict.message,
             suggestion=verdict.suggestion,
             subject=verdict.subject,
         )
@@ -434,24 +436,16 @@ def requirement_findings(
             for number in range(drop_lines[0], drop_lines[1] + 1):
                 at = index.starts[number - 1] + _indent(index.line_text(number))
                 findings.append(
-                    Finding(
-                        **{**base, "line": number, "col": index.line_col(at)[1]},
-                        message=verdict.message,
-                        edit=Edit(verdict.rule.code, at, at, prefix),
-                    )
+                    replace(base, line=number, col=index.line_col(at)[1], edit=Edit(verdict.rule.code, at, at, prefix))
                 )
         elif verdict.span is not None and verdict.replacement is not None:
             a, b = start + verdict.span[0], start + verdict.span[1]
             findings.append(
-                Finding(
-                    **{**base, "col": index.line_col(a)[1]},
-                    message=verdict.message,
-                    edit=Edit(verdict.rule.code, a, b, verdict.replacement),
-                )
+                replace(base, col=index.line_col(a)[1], edit=Edit(verdict.rule.code, a, b, verdict.replacement))
             )
         else:
             manual = " (porter cannot comment it out safely here: remove it by hand)" if verdict.drop else ""
-            findings.append(Finding(**base, message=verdict.message + manual))
+            findings.append(replace(base, message=verdict.message + manual))
     return findings
 
 

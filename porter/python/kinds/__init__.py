@@ -1,16 +1,11 @@
-"""The generic rule kinds of the Python pipeline. Each module reads its rules' data and
-reports findings (with edits).
+"""The Python rule kinds, in one explicit, ordered table (PYTHON_KINDS).
 
-A kind module defines `screen_words(rules)` (tokens whose absence proves the kind cannot fire
-in a file), or `screen_imports(rules)` (top-level packages whose import the kind looks for: no
-import of any, no finding), and either `check(ctx, rules)` (matching, one call per file) or `finalize(ctx,
-rules, findings)` (runs after all matching, for kinds that depend on other edits). The
-fields each kind's rules take are declared in porter/rules/kinds.py and validated there.
+Each module matches one kind and ends with its `KIND` (porter/python/kinds/base.py: what it
+screens for, its `find` and/or `finalize`); the fields its rules take are its parameters class
+in porter/rules/kinds.py. Adding a kind: its module, its parameters class, a line in each table.
 """
 
 from __future__ import annotations
-
-from types import ModuleType
 
 from porter.python.kinds import (
     device_guard,
@@ -24,20 +19,18 @@ from porter.python.kinds import (
     requirement_string,
     string_literal,
 )
-from porter.rules.kinds import PYTHON_KINDS as _ORDER
+from porter.python.kinds.base import PythonKind
 
-_MODULES = {
-    "qualified-name": qualified_name,
-    "method": method,
-    "string-literal": string_literal,
-    "env-var": env_var,
-    "keyword-value": keyword_value,
-    "library-import": library_import,
-    "requirement-string": requirement_string,
-    "kernel-module": kernel_module,
-    "device-guard": device_guard,
-    "import-insert": import_insert,
-}
-# In the order of porter/rules/kinds.py: finalizers run in it (guards decide which edits stay
-# before imports are added).
-PYTHON_KINDS: dict[str, ModuleType] = {name: _MODULES[name] for name in _ORDER}
+# In the order finalizers must run: guards decide which edits stay before imports are added.
+PYTHON_KINDS: tuple[PythonKind, ...] = (
+    qualified_name.KIND,
+    method.KIND,
+    string_literal.KIND,
+    env_var.KIND,
+    keyword_value.KIND,
+    library_import.KIND,
+    requirement_string.KIND,
+    kernel_module.KIND,
+    device_guard.KIND,
+    import_insert.KIND,
+)

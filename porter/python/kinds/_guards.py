@@ -6,11 +6,13 @@ Pure questions about an ast; device_guard.py decides what to do with the answers
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import ast
 
 from porter.core.model import Finding
 from porter.python.context import FileContext
 from porter.rules import Rule
+from porter.rules.kinds import DeviceGuardParams
 
 
 def call_name(node: ast.Call) -> str | None:
@@ -23,7 +25,7 @@ def call_name(node: ast.Call) -> str | None:
 def is_check(ctx: FileContext, node: ast.AST, rule: Rule) -> bool:
     if not isinstance(node, ast.Call):
         return False
-    checks = rule.params["checks"]
+    checks = DeviceGuardParams.of(rule).checks
     qual = ctx.imports.resolve(node.func)
     if qual is not None and qual in checks:
         return True
@@ -31,7 +33,7 @@ def is_check(ctx: FileContext, node: ast.AST, rule: Rule) -> bool:
     return name is not None and name in checks  # bare names: local helpers of that name
 
 
-def mentions(ctx: FileContext, root: ast.AST, rule: Rule, words: list[str], modules: list[str]) -> bool:
+def mentions(ctx: FileContext, root: ast.AST, rule: Rule, words: Sequence[str], modules: Sequence[str]) -> bool:
     for node in ast.walk(root):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in words:
             return True
@@ -46,7 +48,7 @@ def mentions(ctx: FileContext, root: ast.AST, rule: Rule, words: list[str], modu
     return False
 
 
-def other_device(test: ast.AST, devices: list[str]) -> bool:
+def other_device(test: ast.AST, devices: Sequence[str]) -> bool:
     for node in ast.walk(test):
         name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
         if name and any(d in name.lower().split("_") or name.lower() == d for d in devices):
@@ -75,7 +77,7 @@ def negated_check(ctx: FileContext, test: ast.AST, rule: Rule) -> bool:
 def checked_ifs(ctx: FileContext, rule: Rule) -> set[int]:
     """Ids of the `if` statements whose test calls a check: found from the check calls up,
     as a file has far fewer calls named like a check than `if` statements."""
-    names = {c.rsplit(".", 1)[-1] for c in rule.params["checks"]}
+    names = {c.rsplit(".", 1)[-1] for c in DeviceGuardParams.of(rule).checks}
     bound = ctx.imports.bindings  # `from torch.cuda import is_available as avail`: any name
     found: set[int] = set()
     for call in ctx.nodes(ast.Call):
@@ -147,7 +149,7 @@ class KeptValues:
         return None
 
 
-def calls_on_cuda_only_objects(ctx: FileContext, modules: list[str]) -> list[tuple[ast.Call, str, int]]:
+def calls_on_cuda_only_objects(ctx: FileContext, modules: Sequence[str]) -> list[tuple[ast.Call, str, int]]:
     """(method call, class, line) for each method called on an object of a class of a
     CUDA-only module: on the call's result itself (`bnb.nn.Params4bit(w).cuda()`)
     or on the name or attribute it was assigned to earlier in the same function
@@ -215,7 +217,7 @@ def _runs_before(ctx: FileContext, stmt: ast.stmt, node: ast.AST) -> bool:
     return False
 
 
-def other_device_tested(test: ast.AST, devices: list[str]) -> str | None:
+def other_device_tested(test: ast.AST, devices: Sequence[str]) -> str | None:
     """The text-free name of the device `test` holds for, when it holds only there: one of its
     `and` parts (not negated) tests one of `devices` (`is_torch_rocm()`, `torch.version.hip`,
     `getattr(torch.version, "hip", None) is not None`, `env == "X" and is_npu()`). Such a
@@ -233,7 +235,7 @@ def other_device_tested(test: ast.AST, devices: list[str]) -> str | None:
     return None
 
 
-def _device_of(part: ast.AST, devices: list[str]) -> str | None:
+def _device_of(part: ast.AST, devices: Sequence[str]) -> str | None:
     if isinstance(part, ast.UnaryOp) or isinstance(part, ast.BoolOp):
         return None  # `not is_rocm()`, `is_rocm() or cuda()`: holds elsewhere too
     if isinstance(part, ast.Compare):

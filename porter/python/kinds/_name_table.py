@@ -16,6 +16,7 @@ from porter.core.model import Finding
 from porter.core.textio import line_ending
 from porter.python.context import FileContext
 from porter.rules import Rule
+from porter.rules.kinds import QualifiedNameParams
 
 _FROM_MODULE = re.compile(r"^from\s+([\w.]+)\s+import\b")
 
@@ -26,7 +27,7 @@ class NameTable:
     def __init__(self, rules: list[Rule]) -> None:
         self.entries: dict[str, Rule] = {}
         for rule in rules:
-            for name in rule.params["match"]:
+            for name in QualifiedNameParams.of(rule).match:
                 self.entries[name] = rule
 
     def lookup(self, qual: str) -> tuple[str, Rule] | None:
@@ -35,7 +36,7 @@ class NameTable:
             prefix = ".".join(parts[:k])
             rule = self.entries.get(prefix)
             if rule is not None:
-                if rule.params.get("exact") and k != len(parts):
+                if QualifiedNameParams.of(rule).exact and k != len(parts):
                     return None
                 return prefix, rule
         return None
@@ -45,7 +46,7 @@ class NameTable:
         if hit is None:
             return qual
         prefix, rule = hit
-        replace = rule.params.get("replace") or {}
+        replace = QualifiedNameParams.of(rule).replace or {}
         new_prefix = replace.get(prefix)
         return qual if new_prefix is None else new_prefix + qual[len(prefix) :]
 
@@ -87,7 +88,7 @@ def check_import(ctx: FileContext, table: NameTable, node: ast.Import) -> Iterab
             continue
         rule = hit[1]
         new = table.renamed(alias.name)
-        if not rule.params.get("replace"):
+        if not QualifiedNameParams.of(rule).replace:
             yield ctx.finding(rule, alias, subject=alias.name)
         elif new != alias.name and alias.asname:
             # Without an alias the statement binds only the top package, which stays valid.
@@ -114,7 +115,7 @@ def check_import_from(ctx: FileContext, table: NameTable, node: ast.ImportFrom) 
             new_parents.add(node.module)
             continue
         rule = hit[1]
-        if not rule.params.get("replace"):
+        if not QualifiedNameParams.of(rule).replace:
             yield ctx.finding(rule, alias, subject=qual)
             new_parents.add(node.module)
             continue

@@ -41,12 +41,14 @@ from porter.core.model import KEPT_MODULE, Edit, Finding
 from porter.core.textio import line_ending
 from porter.python.context import FileContext
 from porter.rules import Rule
+from porter.rules.kinds import DeviceGuardParams
+from porter.python.kinds.base import PythonKind
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
     from porter.python.kinds.qualified_name import screen_word
 
-    return {screen_word(c) for r in rules for c in r.params["checks"]}
+    return {screen_word(c) for r in rules for c in DeviceGuardParams.of(r).checks}
 
 
 def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
@@ -58,9 +60,9 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
 
 
 def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Finding]:
-    p = rule.params
+    p = DeviceGuardParams.of(rule)
     torch_name = ctx.imports.local_name_for("torch")
-    target_check = p["target_check"].format(torch=torch_name) if torch_name else None
+    target_check = p.target_check.format(torch=torch_name) if torch_name else None
     seen_elifs: set[int] = set()
     keep: list[tuple[int, int, str]] = []  # (start, end, why)
     # Regions that never run on the target (a guard of CUDA-only code, another device's
@@ -71,7 +73,7 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     checked = guards.checked_ifs(ctx, rule)
     kept_value = guards.KeptValues(ctx, findings)
     edits: _EditsByStart | None = None  # made for the first target branch
-    elsewhere = [d for d in p["other_devices"] if d != p.get("target_device", "mlu")]
+    elsewhere = [d for d in p.other_devices if d != p.target_device]
     # Another device's branch (`if is_torch_rocm():`, `elif env == "X" and torch.version.hip`):
     # its code is that device's, CUDA names included (ROCm reads CUDA_VISIBLE_DEVICES).
     other_branches: set[int] = set()
@@ -118,11 +120,8 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
                 continue  # `elif not cuda_available(): cpu`: converted in place below
             start = ctx.span(branch)[0]
             end = ctx.span(branch.body[-1])[1]
-            if guards.mentions(
-                ctx, branch.test, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", [])
-            ) or any(
-                guards.mentions(ctx, stmt, rule, p.get("cuda_only_strings", []), p.get("cuda_only_modules", []))
-                for stmt in branch.body
+            if guards.mentions(ctx, branch.test, rule, p.cuda_only_strings, p.cuda_only_modules) or any(
+                guards.mentions(ctx, stmt, rule, p.cuda_only_strings, p.cuda_only_modules) for stmt in branch.body
             ):
                 keep.append((start, end, "guards CUDA-only code"))
                 quiet.append(keep[-1])
@@ -144,12 +143,12 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
                 extra.append(_kept_choice_note(ctx, rule, branch.test, *chosen))
                 continue
             others = [b for j, b in enumerate(chain) if j != i]
-            if not any(guards.other_device(b.test, p["other_devices"]) for b in others):
+            if not any(guards.other_device(b.test, p.other_devices) for b in others):
                 continue  # a plain guard: converted in place below
             if guards.imported_from_torch(ctx, branch.test, rule):
                 continue  # its import is ported (torch.cuda -> torch.mlu): no CUDA branch can stay
             keep.append((start, end, "is the CUDA branch of a device dispatch chain"))
-            if any(guards.other_device(b.test, [p.get("target_device", "mlu")]) for b in others):
+            if any(guards.other_device(b.test, [p.target_device]) for b in others):
                 continue  # the chain already has a target branch
             if target_check is None:
                 extra.append(
@@ -168,7 +167,7 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             )
     # A method of an object a CUDA-only library made (`bnb.nn.Params4bit(...).cuda()`): that
     # library's own method, whose CUDA device is what it acts on; the library is reported.
-    for call, made_by, line in guards.calls_on_cuda_only_objects(ctx, p.get("cuda_only_modules", [])):
+    for call, made_by, line in guards.calls_on_cuda_only_objects(ctx, p.cuda_only_modules):
         s, e = ctx.span(call)
         keep.append((s, e, f"calls a method of the {made_by} made on line {line}: the CUDA-only library's own method"))
     # `x = "cuda" if torch.cuda.is_available() else "cpu"` where "cuda" is kept (a value of
@@ -337,12 +336,15 @@ def _target_branch(ctx, rule, branch, is_first, start, end, edits: _EditsByStart
         return ctx.finding(
             rule,
             (start, start + 2),
-            f"device dispatch chain: added a {rule.params.get('target_device', 'mlu')} branch before the CUDA branch",
+            f"device dispatch chain: added a {DeviceGuardParams.of(rule).target_device} branch before the CUDA branch",
             replacement=replacement,
         )
     return ctx.finding(
         rule,
         (start, start),
-        f"device dispatch chain: added a {rule.params.get('target_device', 'mlu')} branch before the CUDA branch",
+        f"device dispatch chain: added a {DeviceGuardParams.of(rule).target_device} branch before the CUDA branch",
         replacement=copy + newline + indent,
     )
+
+
+KIND = PythonKind("device-guard", screen=screen_words, finalize=finalize)

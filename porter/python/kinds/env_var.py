@@ -29,6 +29,8 @@ from porter.core.model import Finding
 from porter.core.per_file import once_per_subject
 from porter.python.context import FileContext
 from porter.rules import Rule
+from porter.rules.kinds import ContainerEnvVarParams, EnvVarParams
+from porter.python.kinds.base import PythonKind
 
 
 _ASSIGNED = re.compile(r"(?<![\w$])([A-Z][A-Z0-9_]*)(?==)")
@@ -46,12 +48,25 @@ def assigned_names(command: str) -> Iterable[tuple[str, int]]:
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
-    return {n.rstrip("*") for r in rules for n in r.params["names"]}  # "*_CUDA_ON": found anywhere
+    return {n.rstrip("*") for r in rules for n in EnvVarParams.of(r).names}  # "*_CUDA_ON": found anywhere
+
+
+def variable_table(rule: Rule) -> EnvVarParams:
+    """The names, renames and notes a rule's findings about variables go by: an env-var rule's
+    own, or the `names` a container-env-var rule lists itself (no renames, no notes)."""
+    if isinstance(rule.params, ContainerEnvVarParams):
+        return _names_only(rule.params.names)
+    return EnvVarParams.of(rule)
+
+
+@lru_cache(maxsize=None)
+def _names_only(names: tuple[str, ...]) -> EnvVarParams:
+    return EnvVarParams(names=names)
 
 
 def rule_for_name(name: str, rules: list[Rule]) -> Rule | None:
     for rule in rules:
-        if any(fnmatch.fnmatchcase(name, pattern) for pattern in rule.params["names"]):
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in variable_table(rule).names):
             return rule
     return None
 
@@ -60,7 +75,7 @@ def report(name: str, rule: Rule, source: Rule) -> tuple[str, str | None]:
     """Message and severity (None: the rule's own) of a finding of `rule` that reports `name`,
     which `source` has no counterpart for. A name `source` lists in `notes` (NCCL's logging
     switches) changes nothing that runs on the target: a note saying why."""
-    notes = source.params.get("notes") or {}
+    notes = variable_table(source).notes
     note = next((text for pattern, text in notes.items() if fnmatch.fnmatchcase(name, pattern)), None)
     if note is not None:
         return f"{name}: {note}", "info"
@@ -84,7 +99,7 @@ def variable_verdict(name: str, sources: list[tuple[Rule, Rule]]) -> tuple[Rule,
 
 
 def renamed_variable(name: str, rule: Rule) -> str | None:
-    replace = rule.params.get("replace") or {}
+    replace = variable_table(rule).replace
     if name in replace:
         return replace[name]
     for old, new in replace.items():
@@ -107,7 +122,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
 
 
 def _mentions(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
-    any_name = _any_name(tuple(n for r in rules for n in r.params["names"]))
+    any_name = _any_name(tuple(n for r in rules for n in EnvVarParams.of(r).names))
     for node in ctx.nodes(ast.Constant, ast.JoinedStr):
         # Cheap tests first: every name has an "_", a literal without "=" must be a name
         # itself, and the command-line form needs an "=".
@@ -153,7 +168,7 @@ def _among_launcher_exports(ctx: FileContext, node: ast.Constant, rule: Rule) ->
     with RANK, WORLD_SIZE, MASTER_ADDR...) in a list, tuple or set of names that holds another of
     them: a list of what torchrun set, which the code strips from a child's environment or
     hands on. torchrun sets the CUDA name on every backend, so renamed, the name would miss it."""
-    exports = rule.params.get("launcher_exports")
+    exports = EnvVarParams.of(rule).launcher_exports
     parent = ctx.parents.get(node)
     if not exports or not isinstance(parent, (ast.List, ast.Tuple, ast.Set)):
         return False
@@ -182,7 +197,7 @@ def _assigned_value(ctx: FileContext, node: ast.AST) -> object:
 
 
 def _switched_off(rule: Rule, value: object) -> bool:
-    off = rule.params.get("off_values")
+    off = EnvVarParams.of(rule).off_values
     return bool(off) and value is not None and str(value).strip("'\"") in off
 
 
@@ -192,3 +207,6 @@ def _finding(ctx: FileContext, rule: Rule, name: str, offset: int) -> Finding:
     if new is None:
         return ctx.finding(rule, span, message, subject=name, severity=severity)
     return ctx.finding(rule, span, message, replacement=new, subject=name, expect_old=name)
+
+
+KIND = PythonKind("env-var", screen=screen_words, find=check)

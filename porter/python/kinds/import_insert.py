@@ -30,12 +30,14 @@ from porter.core.textio import line_ending
 from porter.python.context import FileContext
 from porter.python.kinds._int_devices import int_device_ordinals
 from porter.rules import Rule
+from porter.rules.kinds import ImportInsertParams
+from porter.python.kinds.base import PythonKind
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
     """None of its own: it fires where other rules edit, or (`int_device_lines`) where torch is
     given an integer device, whose literal forms are found anywhere (`*.to(0`)."""
-    if not any(r.params.get("int_device_lines") for r in rules):
+    if not any(ImportInsertParams.of(r).int_device_lines for r in rules):
         return set()
     return {f"*{form}{digit}" for form in (".to(", "device(", "device=") for digit in "0123456789"}
 
@@ -131,8 +133,8 @@ def _top_of_module(ctx: FileContext) -> int:
 def _torch_through_library(ctx: FileContext, rule: Rule, findings: list[Finding], ordinal: bool) -> bool:
     """The module imports a library that imports torch for it and calls what torch_mlu adds (or
     gives torch an integer device on a line that maps it by registration)."""
-    codes = set(rule.params.get("also_when_edited_by", ()))
-    return any(ctx.imports.binds(m) for m in rule.params.get("also_when_importing", ())) and (
+    codes = set(ImportInsertParams.of(rule).also_when_edited_by)
+    return any(ctx.imports.binds(m) for m in ImportInsertParams.of(rule).also_when_importing) and (
         ordinal or any(f.edit and f.rule in codes for f in findings)
     )
 
@@ -140,7 +142,7 @@ def _torch_through_library(ctx: FileContext, rule: Rule, findings: list[Finding]
 def _ordinal_needs_it(ctx: FileContext, rule: Rule) -> bool:
     """An integer device here names the target only once the module is imported
     (porter/python/kinds/_int_devices.py): on the lines in `int_device_lines`."""
-    return ctx.version in rule.params.get("int_device_lines", ()) and bool(int_device_ordinals(ctx))
+    return ctx.version in ImportInsertParams.of(rule).int_device_lines and bool(int_device_ordinals(ctx))
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -217,7 +219,7 @@ def _local_anchors(ctx: FileContext, findings: list[Finding], anchor: str) -> li
 def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
     edited = any(f.edit for f in findings)
     for rule in rules:
-        module, anchor = rule.params["module"], rule.params["when_importing"]
+        module, anchor = ImportInsertParams.of(rule).module, ImportInsertParams.of(rule).when_importing
         if ctx.imports.binds(module):
             continue
         ordinal = not edited and _ordinal_needs_it(ctx, rule)
@@ -280,3 +282,6 @@ def _inserted(
         newline = line_ending(ctx.text, line_start)
         replacement = statement + newline + indent
     return ctx.finding(rule, (at, at), message, replacement=replacement)
+
+
+KIND = PythonKind("import-insert", screen=screen_words, finalize=finalize)

@@ -32,12 +32,14 @@ finding's subject (`module:triton`) lets the tree's run fold a folder of them in
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from porter.core.model import KEPT_MODULE, Finding
 from porter.python.context import FileContext
 from porter.python.kinds.library_import import is_own
 from porter.rules import Rule
+from porter.rules.kinds import KernelModuleParams
+from porter.python.kinds.base import PythonKind
 
 _KERNEL_DECORATORS = ("jit", "autotune", "heuristics")
 _SUGGESTION = {
@@ -64,8 +66,8 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
 
 def kept_finding(ctx: FileContext, rule: Rule) -> Finding | None:
     """The one finding of a module kept whole, or None when the module is ported."""
-    p = rule.params
-    kernels, suffixes = p["kernel_modules"], p.get("extension_suffixes", [])
+    p = KernelModuleParams.of(rule)
+    kernels, suffixes = p.kernel_modules, p.extension_suffixes
     found = _top_level_import(ctx, lambda name: _listed(name, kernels))
     if found is not None:
         node, module = found
@@ -88,7 +90,7 @@ def kept_finding(ctx: FileContext, rule: Rule) -> Finding | None:
             f"{module} is guarded: the module imports without it, its kernels do not run)"
         )
         return _kept(ctx, rule, node, module, why, "language")
-    found = _monkey_patch(ctx, p.get("patch_modules", []))
+    found = _monkey_patch(ctx, p.patch_modules)
     if found is not None:
         node, module = found
         why = f"it patches other modules with {module} (imported at top level), whose CUDA kernels do not run on the target"
@@ -132,7 +134,7 @@ def _imported(stmt: ast.stmt) -> list[str]:
     return []
 
 
-def _listed(name: str, modules: list[str]) -> str | None:
+def _listed(name: str, modules: Sequence[str]) -> str | None:
     """The entry of `modules` that `name` is or lies under (`triton.language` under triton,
     `numba.cuda` itself; `numba` alone is not under `numba.cuda`)."""
     for module in modules:
@@ -141,7 +143,7 @@ def _listed(name: str, modules: list[str]) -> str | None:
     return None
 
 
-def _extension(ctx: FileContext, name: str, suffixes: list[str]) -> str | None:
+def _extension(ctx: FileContext, name: str, suffixes: Sequence[str]) -> str | None:
     """The compiled extension `name` is (`fused_layer_norm_cuda`), unless the tree provides a
     package of that name itself."""
     top = name.split(".", 1)[0]
@@ -150,7 +152,7 @@ def _extension(ctx: FileContext, name: str, suffixes: list[str]) -> str | None:
     return None
 
 
-def _kernel_definitions(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, str] | None:
+def _kernel_definitions(ctx: FileContext, modules: Sequence[str]) -> tuple[ast.AST, str] | None:
     """The first kernel the module defines with one of `modules` (`@triton.jit`)."""
     for fn in ctx.nodes(ast.FunctionDef):
         for deco in fn.decorator_list:
@@ -162,7 +164,7 @@ def _kernel_definitions(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, 
     return None
 
 
-def _monkey_patch(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, str] | None:
+def _monkey_patch(ctx: FileContext, modules: Sequence[str]) -> tuple[ast.AST, str] | None:
     """The import that makes this a monkey patch built on one of `modules`: the module imports
     it at its top (a `try:` counts unless its handler binds a working fallback) and swaps one
     of its own functions or classes into a module it imports. A module that only uses such a
@@ -178,7 +180,7 @@ def _monkey_patch(ctx: FileContext, modules: list[str]) -> tuple[ast.AST, str] |
     return None
 
 
-def _has_fallback(ctx: FileContext, node: ast.AST, modules: list[str]) -> bool:
+def _has_fallback(ctx: FileContext, node: ast.AST, modules: Sequence[str]) -> bool:
     """Whether `node`, an import in a top-level `try:`, has a working fallback: a handler that
     binds every name it binds, to something other than None or the same libraries."""
     block = ctx.parents.get(node)
@@ -205,3 +207,6 @@ def _has_fallback(ctx: FileContext, node: ast.AST, modules: list[str]) -> bool:
 def _carries_on_without(stmt: ast.Try) -> bool:
     """Whether a `try:` has handlers and none of them raises: what it imports is optional."""
     return bool(stmt.handlers) and not any(isinstance(n, ast.Raise) for h in stmt.handlers for n in ast.walk(h))
+
+
+KIND = PythonKind("kernel-module", screen=screen_words, finalize=finalize)

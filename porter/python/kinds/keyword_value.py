@@ -21,15 +21,18 @@ dictionary of the project's own anywhere else.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from porter.core.model import Finding
 from porter.python.context import FileContext
 from porter.rules import Rule
+from porter.rules.kinds import KeywordValueParams
+from porter.python.kinds.base import PythonKind
 
 
 def _keywords(rule: Rule) -> list[str]:
-    return [rule.params["keyword"], *rule.params.get("also_keywords", ())]
+    return [KeywordValueParams.of(rule).keyword, *KeywordValueParams.of(rule).also_keywords]
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
@@ -39,27 +42,27 @@ def screen_words(rules: list[Rule]) -> set[str]:
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     by_keyword: dict[str, list[Rule]] = {}
     for rule in rules:
-        if _imports_any(ctx, rule.params.get("when_importing")):
+        if _imports_any(ctx, KeywordValueParams.of(rule).when_importing):
             for keyword in _keywords(rule):
                 by_keyword.setdefault(keyword, []).append(rule)
     for where, name, value in _settings(ctx):
         for rule in by_keyword.get(name, ()):
-            if not _in_wanted_call(ctx, where, rule.params.get("calls")):
+            if not _in_wanted_call(ctx, where, KeywordValueParams.of(rule).calls):
                 continue
-            if _is_one_of(value, rule.params.get("unless_values")):
+            if _is_one_of(value, KeywordValueParams.of(rule).unless_values):
                 continue
-            values = rule.params.get("values")
+            values = KeywordValueParams.of(rule).values
             unknown = not isinstance(value, ast.Constant)
             if (
                 values is not None
-                and not (unknown and rule.params.get("report_unknown"))
+                and not (unknown and KeywordValueParams.of(rule).report_unknown)
                 and not (not unknown and value.value in values and type(value.value) in {type(v) for v in values})
             ):
                 continue
             node = where
             shown = ctx.text[slice(*ctx.span(node))]
-            new = rule.params.get("replace")
-            if unknown and values is not None and rule.params.get("report_unknown"):
+            new = KeywordValueParams.of(rule).replace
+            if unknown and values is not None and KeywordValueParams.of(rule).report_unknown:
                 yield ctx.finding(
                     rule,
                     node,
@@ -73,14 +76,14 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 yield ctx.finding(rule, value, f"{shown} -> {name}={new}", replacement=new, subject=shown)
 
 
-def _imports_any(ctx: FileContext, packages: list[str] | None) -> bool:
+def _imports_any(ctx: FileContext, packages: Sequence[str]) -> bool:
     """Whether the module imports one of `packages` (anywhere in it); always without them."""
     if not packages:
         return True
     return any(qual.split(".", 1)[0] in packages for qual in ctx.imports.bindings.values())
 
 
-def _is_one_of(value: ast.AST, literals: list | None) -> bool:
+def _is_one_of(value: ast.AST, literals: Sequence[Any]) -> bool:
     """Whether `value` is a literal equal to one of `literals` (a bool only to a bool: 0 is not
     False here, as in `values`; 0.0 is 0)."""
     if not literals or not isinstance(value, ast.Constant):
@@ -88,7 +91,7 @@ def _is_one_of(value: ast.AST, literals: list | None) -> bool:
     return any(value.value == v and isinstance(value.value, bool) == isinstance(v, bool) for v in literals)
 
 
-def _in_wanted_call(ctx: FileContext, where: ast.AST, calls: list[str] | None) -> bool:
+def _in_wanted_call(ctx: FileContext, where: ast.AST, calls: Sequence[str]) -> bool:
     """Whether a setting counts: always without `calls`, and for dictionaries being built
     (`{...}`, `dict(...)`, `kw[...] = `: their call is not known); a call keyword only in a
     call named in `calls`."""
@@ -120,3 +123,6 @@ def _settings(ctx: FileContext) -> Iterable[tuple[ast.AST, str, ast.AST]]:
                 and isinstance(target.slice.value, str)
             ):
                 yield node, target.slice.value, node.value
+
+
+KIND = PythonKind("keyword-value", screen=screen_words, find=check)

@@ -33,6 +33,9 @@ from porter.tables.packages import load_package_table
 from porter.python.context import FileContext
 from porter.python.kinds._optional import how_needed
 from porter.rules import Rule
+from porter.rules.kinds import LibraryImportParams
+from porter.python.kinds.base import PythonKind
+from porter.rules.kinds import LIBRARY_IMPORT
 
 
 def screen_imports(rules: list[Rule]) -> set[str]:
@@ -45,7 +48,7 @@ def screen_imports(rules: list[Rule]) -> set[str]:
         words |= {
             name.split(".", 1)[0]
             for entry in entries
-            if entry.action in rule.params["actions"]
+            if entry.action in LibraryImportParams.of(rule).actions
             for name in entry.import_names
         }
     return words
@@ -87,7 +90,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 if is_own(module, ctx.path, ctx.own_modules):
                     continue  # the project's own package of that name, not the library
                 entry = table.by_import(module)
-                if entry is None or entry.action not in rule.params["actions"] or entry.imports_run:
+                if entry is None or entry.action not in LibraryImportParams.of(rule).actions or entry.imports_run:
                     continue
                 if need is None:
                     need, switch = how_needed(ctx, node)
@@ -136,3 +139,6 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                     f"guarded); what uses it does not run on {ctx.target.upper()}: {entry.reason}{also}"
                 )
             yield ctx.finding(rule, where, message, suggestion=suggestion, severity="info", subject=entry.name)
+
+
+KIND = PythonKind(LIBRARY_IMPORT, screen=screen_imports, screens_imports=True, find=check)

@@ -13,14 +13,16 @@ from collections.abc import Iterable
 from porter.core.model import Finding
 from porter.python.context import FileContext
 from porter.rules import Rule
+from porter.rules.kinds import MethodParams
+from porter.python.kinds.base import PythonKind
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
-    return {r.params["attribute"] for r in rules}
+    return {MethodParams.of(r).attribute for r in rules}
 
 
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
-    by_attr = {r.params["attribute"]: r for r in rules}
+    by_attr = {MethodParams.of(r).attribute: r for r in rules}
     for node in ctx.nodes(ast.Attribute):
         rule = by_attr.get(node.attr)
         if rule is None:
@@ -30,9 +32,9 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             continue  # torch.cuda, nn.Module.cuda: namespaces and API references, not method calls
         parent = ctx.parents.get(node)
         is_call = isinstance(parent, ast.Call) and parent.func is node
-        if rule.params.get("called", False) != is_call:
+        if MethodParams.of(rule).called != is_call:
             continue
-        new = rule.params.get("replace")
+        new = MethodParams.of(rule).replace
         if new is None:
             yield ctx.finding(rule, node, subject=f".{node.attr}")
             continue
@@ -45,3 +47,6 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             subject=f".{node.attr}",
             expect_old=node.attr,
         )
+
+
+KIND = PythonKind("method", screen=screen_words, find=check)

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 from dataclasses import replace
 
 from porter.python.kinds._name_table import NameTable, check_import, check_import_from
@@ -28,6 +29,8 @@ from porter.core.textio import line_ending
 from porter.core.model import Finding
 from porter.python.context import FileContext
 from porter.rules import Rule
+from porter.rules.kinds import QualifiedNameParams
+from porter.python.kinds.base import PythonKind
 
 
 # Components too common to tell anything about a file.
@@ -46,7 +49,7 @@ def screen_word(qualified: str) -> str:
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
-    return {screen_word(name) for r in rules for name in r.params["match"]}
+    return {screen_word(name) for r in rules for name in QualifiedNameParams.of(r).match}
 
 
 def check(ctx: FileContext, rules: list[Rule]) -> list[Finding]:
@@ -131,7 +134,7 @@ def _chain(node: ast.AST) -> tuple[ast.Name, list[ast.Attribute]]:
     return node, list(reversed(attrs))
 
 
-def _called_with(ctx: FileContext, node: ast.AST, keywords: dict | None) -> bool:
+def _called_with(ctx: FileContext, node: ast.AST, keywords: Mapping[str, Any]) -> bool:
     """Whether `node` is called with one of `keywords` (name -> literal values) at a listed
     value: `L.Fabric(accelerator="cpu")` runs where it always ran."""
     call = ctx.parents.get(node)
@@ -143,7 +146,7 @@ def _called_with(ctx: FileContext, node: ast.AST, keywords: dict | None) -> bool
     )
 
 
-def _switched_by(ctx: FileContext, node: ast.AST, patterns: list[str] | None) -> str | None:
+def _switched_by(ctx: FileContext, node: ast.AST, patterns: Sequence[str]) -> str | None:
     """The setting whose test `node` sits under (`if args.deepspeed_transformer_kernel:`, or the
     true branch of `x if args.random_ltd else y`) when its name matches one of `patterns`."""
     if not patterns:
@@ -163,17 +166,17 @@ def _switched_by(ctx: FileContext, node: ast.AST, patterns: list[str] | None) ->
 
 
 def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rule: Rule) -> Iterable[Finding]:
-    if not rule.params.get("replace") and not rule.params.get("add_keywords"):
+    if not QualifiedNameParams.of(rule).replace and not QualifiedNameParams.of(rule).add_keywords:
         # Not uses: a type named in an annotation runs nothing of it; nor does assigning to a
         # function or class (`callables`): `cpp_extension.load_inline = refuse` is a patch (a
         # setting such as `cudnn.deterministic = True` is a use: those rules are not `callables`).
-        patched = rule.params.get("callables") and type(getattr(node, "ctx", None)) is ast.Store
+        patched = QualifiedNameParams.of(rule).callables and type(getattr(node, "ctx", None)) is ast.Store
         if (
             not ctx.in_annotation(node)
             and not patched
-            and not _called_with(ctx, node, rule.params.get("unless_called_with"))
+            and not _called_with(ctx, node, QualifiedNameParams.of(rule).unless_called_with)
         ):
-            switch = _switched_by(ctx, node, rule.params.get("note_when_switched_by"))
+            switch = _switched_by(ctx, node, QualifiedNameParams.of(rule).note_when_switched_by)
             if switch is None:
                 yield ctx.finding(rule, node, subject=qual)
             else:
@@ -186,7 +189,7 @@ def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rul
                     severity="info",
                 )
         return
-    if rule.params.get("report"):
+    if QualifiedNameParams.of(rule).report:
         yield ctx.finding(rule, node, subject=qual, message=rule.message or rule.summary)
     base, attrs = _chain(node)
     base_qual = ctx.imports.bindings[base.id]
@@ -210,7 +213,7 @@ def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rul
         return
     if new_tail != old_tail:
         yield _tail_edit(ctx, rule, base, attrs, old_tail, new_tail, qual, new_qual)
-    keywords = rule.params.get("add_keywords")
+    keywords = QualifiedNameParams.of(rule).add_keywords
     if keywords:
         edit = _keyword_edit(ctx, rule, node, keywords, qual)
         if edit is not None:
@@ -314,11 +317,13 @@ def _tail_edit(ctx, rule, base, attrs, old_tail, new_tail, qual, new_qual) -> Fi
     )
 
 
-def _render_keywords(keywords: dict) -> list[str]:
+def _render_keywords(keywords: Mapping[str, Any]) -> list[str]:
     return [f'{k}="{v}"' if isinstance(v, str) else f"{k}={v!r}" for k, v in keywords.items()]
 
 
-def _keyword_edit(ctx: FileContext, rule: Rule, node: ast.AST, keywords: dict, qual: str) -> Finding | None:
+def _keyword_edit(
+    ctx: FileContext, rule: Rule, node: ast.AST, keywords: Mapping[str, Any], qual: str
+) -> Finding | None:
     parent = ctx.parents.get(node)
     if isinstance(parent, ast.Call) and parent.func is node:
         if parent.args:
@@ -363,3 +368,6 @@ def _keyword_edit(ctx: FileContext, rule: Rule, node: ast.AST, keywords: dict, q
 def _is_decorator(ctx: FileContext, node: ast.AST) -> bool:
     parent = ctx.parents.get(node)
     return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in parent.decorator_list
+
+
+KIND = PythonKind("qualified-name", screen=screen_words, find=check)

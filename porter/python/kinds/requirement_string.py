@@ -20,6 +20,7 @@ from porter.core.model import Finding
 from porter.python.context import FileContext
 from porter.rules import Rule
 from porter.rules.kinds import REQUIREMENT_STRING
+from porter.python.kinds.base import PythonKind
 
 if TYPE_CHECKING:
     from porter.tables.requirement_policy import RequirementPolicy
@@ -98,3 +99,6 @@ def _requirement_strings(value: ast.expr, assigned: dict[str, ast.expr], depth: 
         yield from _requirement_strings(value.right, assigned, depth - 1)
     elif isinstance(value, ast.Name) and value.id in assigned:
         yield from _requirement_strings(assigned[value.id], assigned, depth - 1)
+
+
+KIND = PythonKind(REQUIREMENT_STRING, screen=screen_words, find=check)

@@ -56,7 +56,7 @@ import ast
 import re
 from bisect import bisect_right
 from itertools import accumulate
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from porter.python.bindings import enclosing_scope, scope_bindings
@@ -66,15 +66,19 @@ from porter.python.kinds.literal_text import literal_body
 from porter.core.model import KEPT_CONSTANT, Finding
 from porter.python.context import FileContext
 from porter.rules import Rule
+from porter.rules.kinds import StringLiteralParams
+from porter.python.kinds.base import PythonKind
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
     words: set[str] = set()
     for r in rules:
         words |= (
-            set(r.params.get("values", {})) | set(r.params.get("flag", [])) | set(r.params.get("flag_in_strategy", []))
+            set(StringLiteralParams.of(r).values)
+            | set(StringLiteralParams.of(r).flag)
+            | set(StringLiteralParams.of(r).flag_in_strategy)
         )
-        words |= {p.rstrip(":") for p in r.params.get("prefixes", {})}
+        words |= {p.rstrip(":") for p in StringLiteralParams.of(r).prefixes}
     return words
 
 
@@ -82,7 +86,7 @@ def _kept_context(ctx: FileContext, node: ast.AST, rule: Rule) -> bool:
     parent = ctx.parents.get(node)
     if isinstance(parent, ast.Expr):
         return True
-    if rule.params.get("in_keys"):
+    if StringLiteralParams.of(rule).in_keys:
         return False  # a name wherever it stands (see the module docstring)
     if isinstance(parent, ast.Subscript) and parent.slice is node:
         return True
@@ -90,7 +94,7 @@ def _kept_context(ctx: FileContext, node: ast.AST, rule: Rule) -> bool:
         return True
     if _is_key_lookup(ctx, node, parent) or _is_parameter_name(ctx, node, parent) or is_member_name(ctx, node):
         return True
-    keep_calls = rule.params.get("keep_in_calls")
+    keep_calls = StringLiteralParams.of(rule).keep_in_calls
     if keep_calls:
         call = parent.func if isinstance(parent, ast.Call) else None
         if call is None and isinstance(parent, ast.keyword):
@@ -183,7 +187,7 @@ def _callee(ctx: FileContext, node: ast.AST) -> str | None:
 
 def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
     """Why the literal may not be a torch value here (see the module docstring), else None."""
-    modules = tuple(rule.params.get("report_in_modules", ()))
+    modules = tuple(StringLiteralParams.of(rule).report_in_modules)
     name = _callee(ctx, node) if modules else None
     if name and name.split(".", 1)[0] in modules:
         return f"an argument of {name}, which does not take torch's {ctx.target} backends"
@@ -191,7 +195,7 @@ def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
     if owner is not None:
         return owner
     parent = ctx.parents.get(node)
-    if rule.params.get("report_in_comparisons") and isinstance(parent, ast.Compare):
+    if StringLiteralParams.of(rule).report_in_comparisons and isinstance(parent, ast.Compare):
         others = [parent.left, *parent.comparators]
         if not all(o is node or _torch_call(ctx, o) or _follows_the_port(ctx, o, rule) for o in others):
             return "compared with a value porter cannot follow (a launch script or config may still pass it)"
@@ -203,13 +207,13 @@ def _reaches_foreign(ctx: FileContext, node: ast.AST, rule: Rule) -> Finding | N
     through a variable of its function (porter/python/kinds/_foreign_flow.py): a note when
     the rule is `covered_by` another that reports the call itself (Lightning's Trainer and
     Fabric: PRT419), else a warning."""
-    modules = tuple(rule.params.get("report_in_modules", ()))
+    modules = tuple(StringLiteralParams.of(rule).report_in_modules)
     reached = reaching(ctx, modules).get(id(node)) if modules else None
     if reached is None:
         return None
     variable, callee, line = reached
     value = node.value
-    covered = rule.params.get("covered_by")
+    covered = StringLiteralParams.of(rule).covered_by
     message = (
         f'"{value}" is a value of {variable}, given to {callee} (line {line}), which does not take '
         f"torch's {ctx.target} backends: kept"
@@ -257,7 +261,7 @@ def _follows_the_port(ctx: FileContext, other: ast.AST, rule: Rule) -> bool:
     literals = [v for v in literals if not _torch_call(ctx, v)]
     if not all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in literals):
         return False
-    known = rule.params.get("values", {})
+    known = StringLiteralParams.of(rule).values
     rewritten = [v for v in literals if v.value in known]  # ("gloo" stays as it is)
     return bool(rewritten or answers) and all(
         _foreign_use(ctx, v, rule) is None and _named_constant(ctx, v, v.value) is None for v in rewritten
@@ -467,7 +471,7 @@ def _flagged(value: str, flag: set[str]) -> bool:
 
 def _strategy_device(value: str, rule: Rule) -> str | None:
     """The flagged device a strategy string names (`"cuda fp16i8 *10 -> cpu fp32"`), else None."""
-    devices = rule.params.get("flag_in_strategy")
+    devices = StringLiteralParams.of(rule).flag_in_strategy
     # Asked of every string of the file: a substring test first, the split only for the few
     # strings that name a device at all.
     if not devices or not any(d in value for d in devices):
@@ -475,7 +479,7 @@ def _strategy_device(value: str, rule: Rule) -> str | None:
     words = value.split()
     if len(words) < 2:
         return None
-    vocabulary = _vocabulary(rule.params["strategy_words"])
+    vocabulary = _vocabulary(StringLiteralParams.of(rule).strategy_words)
     if not all(vocabulary.fullmatch(w) for w in words):
         return None  # prose that mentions a device
     return next((w.split(":", 1)[0] for w in words if w.split(":", 1)[0] in devices), None)
@@ -497,8 +501,8 @@ def _is_device_text(node: ast.AST) -> bool:
 def _triggers(rule: Rule) -> tuple[str, ...]:
     """Texts one of which every string the rule acts on holds: a value, a flagged word, a
     prefix, a strategy's device."""
-    p = rule.params
-    return (*p.get("values", {}), *p.get("flag", ()), *p.get("prefixes", {}), *p.get("flag_in_strategy", ()))
+    p = StringLiteralParams.of(rule)
+    return (*p.values, *p.flag, *p.prefixes, *p.flag_in_strategy)
 
 
 @lru_cache(maxsize=None)
@@ -531,9 +535,9 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         key=lambda n: (n.lineno, n.col_offset),
     )
     for rule in rules:
-        values: dict[str, str] = rule.params.get("values", {})
-        prefixes: dict[str, str] = rule.params.get("prefixes", {})
-        flag = set(rule.params.get("flag", ()))
+        values: Mapping[str, str] = StringLiteralParams.of(rule).values
+        prefixes: Mapping[str, str] = StringLiteralParams.of(rule).prefixes
+        flag = set(StringLiteralParams.of(rule).flag)
         starts = tuple(prefixes)
         kept_lines: set[tuple[str, int]] = set()
         for node in strings:
@@ -594,7 +598,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                     severity="warning",
                 )
                 continue
-            stack = _cuda_only_test(ctx, node, rule.params.get("keep_in_decorators_near", ()))
+            stack = _cuda_only_test(ctx, node, StringLiteralParams.of(rule).keep_in_decorators_near)
             if stack is not None:
                 # A note: the kept marker already keeps the test off the target; nothing to do.
                 yield ctx.finding(
@@ -659,7 +663,7 @@ def _kept_device_branch(ctx: FileContext, node: ast.AST, rule: Rule) -> tuple[st
     _named_constant), as LLaMA-Factory's process-group helper does (`elif accelerator.type ==
     DeviceType.CUDA: return "nccl"`). That branch still runs on CUDA only: rewritten, its
     backend would be wrong on CUDA and never reached on the target."""
-    devices = tuple(rule.params.get("device_tables", ()))
+    devices = tuple(StringLiteralParams.of(rule).device_tables)
     child, parent = node, ctx.parents.get(node)
     while (
         devices and parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
@@ -697,7 +701,7 @@ def _device_table(ctx: FileContext, node: ast.AST, rule: Rule) -> tuple[str, str
     """For a value of a dictionary keyed by device (`{"cuda": "nccl", "npu": "hccl"}`), a rule's
     `device_tables` names the key it stands for and the target's key: (device, target key), or
     () when the dictionary already has an entry for the target; None for any other literal."""
-    tables = rule.params.get("device_tables")
+    tables = StringLiteralParams.of(rule).device_tables
     parent = ctx.parents.get(node)
     if not tables or not isinstance(parent, ast.Dict):
         return None
@@ -726,7 +730,9 @@ def _table_entry(ctx: FileContext, rule: Rule, node: ast.AST, device: str, targe
     )
 
 
-def _rewrite(ctx: FileContext, rule: Rule, node: ast.AST, values: dict, prefixes: dict) -> Iterable[Finding]:
+def _rewrite(
+    ctx: FileContext, rule: Rule, node: ast.AST, values: Mapping[str, str], prefixes: Mapping[str, str]
+) -> Iterable[Finding]:
     start, end = ctx.span(node)
     source = ctx.text[start:end]
     body = literal_body(source)
@@ -744,3 +750,6 @@ def _rewrite(ctx: FileContext, rule: Rule, node: ast.AST, values: dict, prefixes
                 rule, (s, s + len(old)), f'"{old}" -> "{new}"', replacement=new, subject=old, expect_old=old
             )
             return
+
+
+KIND = PythonKind("string-literal", screen=screen_words, find=check)

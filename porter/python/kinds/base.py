@@ -1,0 +1,36 @@
+"""The one small interface every Python rule kind's matcher has (PythonKind).
+
+A kind module ends with `KIND = PythonKind(...)`, naming its functions; porter/python/kinds/
+__init__.py lists the kinds in the order they run. The kind's parameters class (what its rules
+hold) is in porter/rules/kinds.py, where the loader validates rules without importing matchers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from porter.core.model import Finding
+from porter.python.context import FileContext
+from porter.rules import Rule
+
+Screen = Callable[[list[Rule]], set[str]]
+Find = Callable[[FileContext, list[Rule]], Iterable[Finding]]
+Finalize = Callable[[FileContext, list[Rule], list[Finding]], list[Finding]]
+
+
+@dataclass(frozen=True)
+class PythonKind:
+    """How one kind matches in a parsed module.
+
+    `screen(rules)`: tokens whose absence from a file proves the kind cannot fire there (with
+    `screens_imports`: top-level packages whose import the kind looks for). `find(ctx, rules)`
+    matches, once per file; `finalize(ctx, rules, findings)` runs after every kind has matched,
+    for kinds that decide on the other kinds' edits (device guards, import insertion).
+    """
+
+    name: str
+    screen: Screen
+    screens_imports: bool = False
+    find: Find | None = None
+    finalize: Finalize | None = None
