@@ -9,7 +9,7 @@ import pytest
 
 from porter.tables.packages import load_package_table, parse_package_table
 
-TARGETS = ("mlu", "hip")
+TARGETS = ("mlu", "hip", "npu")
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 REQUIRED = (
     "torch torchvision torchaudio transformers peft accelerate trl datasets deepspeed flash-attn "
@@ -41,6 +41,15 @@ def test_required_packages_are_covered(target: str) -> None:
         pytest.param("hip", "flash-attn", "flag", None, "warning", id="flash-attn[hip]"),
         pytest.param("mlu", "wandb", "keep", None, "info", id="wandb[mlu]"),
         pytest.param("hip", "torch-npu", "flag", None, "warning", id="torch-npu[hip]"),
+        pytest.param("npu", "torch-npu", "keep", None, "info", id="torch-npu[npu]"),
+        pytest.param("npu", "deepspeed", "keep", None, "info", id="deepspeed[npu]"),
+        pytest.param("npu", "bitsandbytes", "flag", None, "error", id="bitsandbytes[npu]"),
+        pytest.param("npu", "flash-attn", "flag", None, "warning", id="flash-attn[npu]"),
+        pytest.param("npu", "apex", "flag", None, "warning", id="apex[npu]"),
+        pytest.param("npu", "triton", "flag", None, "warning", id="triton[npu]"),
+        pytest.param("npu", "vllm", "flag", None, "warning", id="vllm[npu]"),
+        pytest.param("npu", "unsloth", "drop", None, "error", id="unsloth[npu]"),
+        pytest.param("npu", "torch-mlu", "flag", None, "warning", id="torch-mlu[npu]"),
     ],
 )
 def test_by_distribution(target: str, name: str, action: str, replacement: str | None, severity: str) -> None:
@@ -96,8 +105,8 @@ def test_tables_are_cached() -> None:
 
 
 def test_unknown_target() -> None:
-    with pytest.raises(ValueError, match="npu"):
-        load_package_table("npu")
+    with pytest.raises(ValueError, match="xpu"):
+        load_package_table("xpu")
 
 
 GOOD = """schema = 1

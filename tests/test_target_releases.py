@@ -94,11 +94,11 @@ def test_torch_pairs() -> None:
     assert all(pair.source for pair in load_torch_pairs().values())
 
 
-@pytest.mark.parametrize("line", [v for v in available_versions("mlu")])
-def test_each_mlu_line_pins_torch_and_its_pair(line: str) -> None:
+@pytest.mark.parametrize("target,line", [(t, v) for t in ("mlu", "npu") for v in available_versions(t)])
+def test_each_line_pins_torch_and_its_pair(target: str, line: str) -> None:
     """The torch of every line the op tables know, and the torchvision/torchaudio that pair
     with it in the pairs table: one fact, said the same in both tables."""
-    table = load_package_table("mlu")
+    table = load_package_table(target)
     torch = table.by_distribution("torch").releases(line)
     assert torch is not None and torch.startswith("=="), line
     pair = pair_for(torch.removeprefix("=="))
@@ -106,7 +106,7 @@ def test_each_mlu_line_pins_torch_and_its_pair(line: str) -> None:
     assert table.by_distribution("torchaudio").releases(line) == f"=={pair.torchaudio}"
 
 
-@pytest.mark.parametrize("target", ["mlu", "hip"])
+@pytest.mark.parametrize("target", ["mlu", "hip", "npu"])
 def test_every_release_bound_has_a_source(target: str) -> None:
     for entry in load_package_table(target).entries.values():
         if entry.releases_any_line or entry.releases_by_line:
