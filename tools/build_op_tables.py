@@ -163,19 +163,28 @@ class Vendor(NamedTuple):
 
 VENDORS = (
     Vendor(
-        "mlu",
-        "MLU",
-        "torch_mlu",
-        DATA_FILE,
-        1,
-        read_mlu,
-        NAMING,
-        None,
-        ("generic_python", "composite", "same_forward"),
-        False,
+        target="mlu",
+        label="MLU",
+        folder="torch_mlu",
+        pattern=DATA_FILE,
+        files_per_line=1,
+        read=read_mlu,
+        naming=NAMING,
+        notes_key=None,
+        doubtful=("generic_python", "composite", "same_forward"),
+        added_follow_status=False,
     ),
     Vendor(
-        "npu", "NPU", "ascend", ASCEND_FILE, 2, read_ascend, NPU_NAMING, "npu", ("reference", "generic_python"), True
+        target="npu",
+        label="NPU",
+        folder="ascend",
+        pattern=ASCEND_FILE,
+        files_per_line=2,
+        read=read_ascend,
+        naming=NPU_NAMING,
+        notes_key="npu",
+        doubtful=("reference", "generic_python"),
+        added_follow_status=True,
     ),
 )
 VENDOR_NOTE_KEYS = {v.notes_key for v in VENDORS if v.notes_key}
@@ -316,7 +325,10 @@ def check_notes_used(notes: dict, vendors: dict[str, dict[str, dict]], vendor: V
             if not any(api.startswith(prefix) for api in supported)
         ]
     if stale:
-        sys.exit(f"{where}: entries that match no limited/unsupported API: " + ", ".join(sorted(stale)))
+        sys.exit(
+            f"{where}: entries that match nothing in the data (notes and triggers: a limited API; host forms "
+            "and doubtful patterns: an unsupported one; counterparts: a supported one): " + ", ".join(sorted(stale))
+        )
 
 
 def _source(files: list[Path], data: Path, sources: dict[str, dict[str, str]], vendor: Vendor) -> dict:
