@@ -12,101 +12,41 @@
 
 Both read `[tool.porter]` / porter.toml as the commands do (`config=False` to ignore it, or a
 path to read that file); keyword arguments override it, as options do. A bad setting raises
-`porter.ConfigError`, a bad rule file `porter.RuleError`, a bad baseline `ValueError`. The
-`porter check` command is this function plus printing; `import porter` itself loads none of it.
+`porter.ConfigError`, a bad rule file `porter.RuleError`, a bad baseline `ValueError`.
+
+The commands take this route too: `porter check` and `porter convert` resolve their options
+into a `RunOptions` (`options_for`), pass it as `options=`, and print what comes back. The
+run itself is porter/checker/run.py and porter/converter/run.py, over the engine.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from porter.config import ConfigError, Settings, file_selection, settings_for
+from porter.checker.report import CheckReport
+from porter.config import ConfigError, settings_for
+from porter.converter.report import ConvertReport
 from porter.core.model import Finding
 from porter.rules import RuleError
+from porter.run_options import MAX_FILE_MB, RunOptions, options_for
 
-if TYPE_CHECKING:
-    from porter.check.model import CheckResult, Checked
-    from porter.core.model import FileCheck, FileResult
-
-__all__ = ["CheckReport", "ConfigError", "ConvertReport", "Finding", "RuleError", "check", "convert"]
+__all__ = [
+    "CheckReport",
+    "ConfigError",
+    "ConvertReport",
+    "Finding",
+    "RuleError",
+    "RunOptions",
+    "check",
+    "convert",
+    "options_for",
+    "settings_for",
+]
 
 PathLike = str | os.PathLike
-_RANK = {"info": 0, "warning": 1, "error": 2}
-
-
-@dataclass(frozen=True)
-class CheckReport:
-    """What `porter.check` found. `findings` are those left after suppression comments and the
-    baseline, in path and line order; `files` holds every file scanned."""
-
-    target: str
-    target_version: str | None
-    root: Path  # paths of findings are relative to it
-    settings: Settings
-    findings: tuple[Finding, ...]
-    files: tuple[FileCheck, ...]
-    suppressed: int  # by `# porter: ignore[...]` comments
-    accepted: int  # by the baseline
-    exit_code: int  # as `porter check` exits: 0 clean, 1 findings at or above fail-on, 2 a file failed
-    result: CheckResult = field(repr=False)  # every finding, with fingerprints (for renderers)
-    checked: tuple[Checked, ...] = field(repr=False, default=())  # `findings` with fingerprints
-
-    @property
-    def by_severity(self) -> dict[str, int]:
-        out = {"error": 0, "warning": 0, "info": 0}
-        for f in self.findings:
-            out[f.severity] += 1
-        return out
-
-    def render(
-        self, fmt: Literal["text", "json", "sarif", "github"] = "text", color: bool = False, summary: bool = True
-    ) -> str:
-        """The findings as `porter check --format FMT` prints them (`summary=False`: --quiet)."""
-        from porter.check.formats import RENDERERS
-        from porter.check.shown import Shown, display_root
-        from porter.rules import load_rules
-
-        shown = Shown(
-            self.result,
-            load_rules(self.target, self.settings.project_rules),
-            self.checked,
-            self.accepted,
-            display_root(self.root),
-            color,
-            summary,
-        )
-        return RENDERERS[fmt](shown)
-
-
-@dataclass(frozen=True)
-class ConvertReport:
-    """What `porter.convert` did: per file its result, the findings left for a person, the
-    report (report.json's data) and the patch; `out` is None for `diff=True`."""
-
-    target: str
-    target_version: str | None
-    src: Path
-    out: Path | None
-    files: tuple[FileResult, ...]
-    findings: tuple[Finding, ...]
-    report: dict = field(repr=False)
-    patch: bytes = field(repr=False, default=b"")
-
-    @property
-    def edits(self) -> int:
-        return self.report["summary"]["edits"]
-
-    @property
-    def changed_files(self) -> tuple[str, ...]:
-        return tuple(r.path for r in self.files if r.status == "changed")
-
-    @property
-    def failed_files(self) -> tuple[str, ...]:
-        return tuple(r.path for r in self.files if r.status == "failed")
 
 
 def _paths(paths: PathLike | Sequence[PathLike]) -> list[Path]:
@@ -132,7 +72,7 @@ def check(
     config: bool | PathLike = True,
     jobs: int | None = None,
     cache_dir: PathLike | None = None,
-    settings: Settings | None = None,
+    options: RunOptions | None = None,
 ) -> CheckReport:
     """Check a tree (or files) for `target` ("mlu" or "hip"), as `porter check` does; writes
     nothing but the cache. Arguments left None come from the configuration.
@@ -145,18 +85,17 @@ def check(
         the options of the same names.
     baseline: accept the findings recorded in this file. fail_on: "error" or "warning".
     config: True to read [tool.porter] / porter.toml found from the first path, False for
-        none, or the path of the file to read. settings: resolved settings (config ignored).
+        none, or the path of the file to read.
     jobs: worker processes (None or 0: all cores). cache_dir: the per-file cache (None: none).
+    options: the run resolved already (`porter.options_for`); the arguments between `target`
+        and `cache_dir` are then not read.
 
     Returns a CheckReport; raises ConfigError, RuleError, or ValueError for a bad baseline.
     """
-    from porter.check.baseline import load_baseline, split_accepted
-    from porter.check.run import check_tree
-    from porter.rules import Selection
-    from porter.tables.versions import ANY_VERSION, available_versions
+    from porter.checker.run import run_check  # the engine, only when a check runs
 
     chosen = _paths(paths)
-    if settings is None:
+    if options is None:
         settings = settings_for(
             chosen[0],
             config,
@@ -171,46 +110,10 @@ def check(
             baseline=baseline,
             fail_on=fail_on,
         )
-    if settings.target is None:
-        raise ConfigError(
-            "no target: pass target='mlu' or 'hip', or set `target` in [tool.porter] (pyproject.toml) or porter.toml"
+        options = options_for(
+            settings, jobs=jobs, cache_dir=Path(cache_dir) if cache_dir else None, force_exclude=force_exclude
         )
-    version = settings.target_version
-    if version is None:
-        known = [v for v in available_versions(settings.target) if v != ANY_VERSION]
-        version = known[-1] if known else None
-    root, files = file_selection(chosen, settings, force_exclude)
-    selection = Selection(version, settings.select, settings.ignore, extend=settings.extend_select)
-    result = check_tree(
-        root,
-        settings.target,
-        selection,
-        jobs,
-        Path(cache_dir) if cache_dir else None,
-        files=files,
-        project_rules=settings.project_rules,
-    )
-    shown, accepted = result.findings, 0
-    if settings.baseline is not None:
-        shown, accepted = split_accepted(shown, load_baseline(settings.baseline, result.target))
-    fail = _RANK[settings.fail_on]
-    if any(f.error for f in result.files):
-        code = 2
-    else:
-        code = 1 if any(_RANK[c.finding.severity] >= fail for c in shown) else 0
-    return CheckReport(
-        settings.target,
-        version,
-        root,
-        settings,
-        tuple(c.finding for c in shown),
-        result.files,
-        sum(f.suppressed for f in result.files),
-        accepted,
-        code,
-        result,
-        tuple(shown),
-    )
+    return run_check(chosen, options)
 
 
 def convert(
@@ -221,6 +124,8 @@ def convert(
     in_place: bool = False,
     diff: bool = False,
     force: bool = False,
+    report_dir: PathLike | None = None,
+    max_file_size: float = MAX_FILE_MB,
     target_version: str | None = None,
     select: str | Iterable[str] | None = None,
     extend_select: str | Iterable[str] | None = None,
@@ -231,6 +136,7 @@ def convert(
     config: bool | PathLike = True,
     jobs: int | None = None,
     cache_dir: PathLike | None = None,
+    options: RunOptions | None = None,
 ) -> ConvertReport:
     """Convert the CUDA tree `src` for `target`, as `porter convert` does: OUT (default
     `<src>_<target>` beside it) gets the ported tree, porter_report/ and porter_lora/.
@@ -238,56 +144,41 @@ def convert(
 
     out: the output tree. in_place: rewrite SRC (the report goes beside it). diff: write
         nothing and return the patch. force: write into a non-empty OUT.
+    report_dir: the report files here, the LoRA files in its porter_lora/ (never inside SRC).
+    max_file_size: files larger than this many MB are copied as they are (0: no limit).
     target, target_version, select, extend_select, ignore, exclude, extend_exclude,
-        respect_gitignore, config, jobs, cache_dir: as for `porter.check`.
+        respect_gitignore, config, jobs, cache_dir, options: as for `porter.check`.
 
     Returns a ConvertReport; raises ConfigError, RuleError, ValueError (a DestinationError)
     for an unusable OUT, and OSError naming the path that could not be written.
     """
-    from porter.convert import ConvertOptions, convert as run_convert, patch_bytes
-    from porter.tables.versions import ANY_VERSION, available_versions
+    from porter.converter.run import run_convert  # the engine, only when a conversion runs
 
     src = Path(src)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: not a folder")
-    settings = settings_for(
-        src,
-        config,
-        target=target,
-        target_version=target_version,
-        select=select,
-        extend_select=extend_select,
-        ignore=ignore,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        respect_gitignore=respect_gitignore,
-    )
-    if settings.target is None:
-        raise ConfigError(
-            "no target: pass target='mlu' or 'hip', or set `target` in [tool.porter] (pyproject.toml) or porter.toml"
+    if options is None:
+        settings = settings_for(
+            src,
+            config,
+            target=target,
+            target_version=target_version,
+            select=select,
+            extend_select=extend_select,
+            ignore=ignore,
+            exclude=exclude,
+            extend_exclude=extend_exclude,
+            respect_gitignore=respect_gitignore,
         )
-    if in_place and (out is not None or diff):
-        raise ValueError("in_place cannot be combined with out or diff")
-    version = settings.target_version
-    if version is None:
-        known = [v for v in available_versions(settings.target) if v != ANY_VERSION]
-        version = known[-1] if known else None
-    _, files = file_selection([src], settings)
-    opts = ConvertOptions(
-        settings.target,
-        version,
-        Path(out) if out is not None else None,
-        in_place,
-        diff,
-        force,
-        jobs,
-        settings.select,
-        settings.ignore,
-        Path(cache_dir) if cache_dir else None,
-        extend=settings.extend_select,
-        files=files,
-        rule_files=settings.project_rules,
-    )
-    run, report, out_dir = run_convert(src, opts)
-    findings = tuple(f for r in run.results for f in r.findings)
-    return ConvertReport(settings.target, version, src, out_dir, tuple(run.results), findings, report, patch_bytes(run))
+        options = options_for(
+            settings,
+            jobs=jobs,
+            cache_dir=Path(cache_dir) if cache_dir else None,
+            out=Path(out) if out is not None else None,
+            in_place=in_place,
+            diff=diff,
+            force=force,
+            report_dir=Path(report_dir) if report_dir is not None else None,
+            max_file_size=max_file_size,
+        )
+    return run_convert(src, options)

@@ -246,12 +246,48 @@ def _check_code(code: str, where: str, extra: tuple[str, ...] = ()) -> None:
 
 
 def _check_version(target: str | None, version: str, where: str) -> None:
-    from porter.tables.versions import ANY_VERSION, available_versions
-
-    targets = [target] if target in TARGETS else [t for t in TARGETS]
-    known = sorted({v for t in targets for v in available_versions(t) if v != ANY_VERSION})
+    targets = [target] if target is not None and target in TARGETS else [t for t in TARGETS]
+    known = sorted({v for t in targets for v in known_versions(t)})
     if version not in known:
         raise ConfigError(f"{where}: {version!r} is not a known version (known: {', '.join(known) or 'none'})")
+
+
+class NoTarget(ConfigError):
+    """Neither an option nor the configuration names the target."""
+
+
+class UnknownVersion(ConfigError):
+    """The torch line asked for has no table for the run's target."""
+
+
+def required_target(settings: Settings) -> str:
+    """The target of a run; the one place that says there is none (the command line says it
+    in its own words: commands/options.py)."""
+    if settings.target is None:
+        raise NoTarget(
+            "no target: pass target='mlu' or 'hip', or set `target` in [tool.porter] (pyproject.toml) or porter.toml"
+        )
+    return settings.target
+
+
+def known_versions(target: str) -> list[str]:
+    """The torch lines with a table of their own for `target`, oldest first (none for HIP,
+    whose one table serves every release)."""
+    from porter.tables.versions import ANY_VERSION, available_versions
+
+    return [v for v in available_versions(target) if v != ANY_VERSION]
+
+
+def target_version(target: str, asked: str | None) -> str | None:
+    """The torch line a run uses: `asked`, else the newest with a table (None where the
+    target has one table for every release). The configured line goes with the configured
+    target only: asked for another target, it is an UnknownVersion."""
+    versions = known_versions(target)
+    if asked is None:
+        return versions[-1] if versions else None
+    if asked not in versions:
+        raise UnknownVersion(f"{asked} is not a known version for {target} (known: {', '.join(versions) or 'none'})")
+    return asked
 
 
 def load_settings(start: Path, config: Path | None = None, isolated: bool = False) -> Settings:

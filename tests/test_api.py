@@ -89,13 +89,54 @@ def test_convert_writes_out_and_returns_its_report(tmp_path):
     assert diff.out is None and diff.patch == done.patch
 
 
-def test_feature_modules_stay_modules():
-    import porter.check as check_module
-    import porter.convert as convert_module
+def test_the_api_names_are_porter_apis_and_the_features_plain_modules():
+    """`porter.check` is the function of porter/api.py, before and after the modules of the
+    features (porter/checker/, porter/converter/) are loaded; those are plain modules."""
+    import types
 
-    assert check_module is sys.modules["porter.check"] and convert_module.ConvertOptions
-    assert callable(porter.check) and callable(porter.convert)
+    import porter.api
+    import porter.checker.run
+    import porter.converter.run
+
+    assert porter.check is porter.api.check and porter.convert is porter.api.convert
+    for name in ("porter.checker", "porter.checker.run", "porter.converter", "porter.converter.run"):
+        assert type(sys.modules[name]) is types.ModuleType, name
     assert porter.check(EXAMPLE, target="hip").target == "hip"
+
+
+def test_check_and_convert_take_one_options_type_built_once(tmp_path):
+    """The commands' route: settings, then `options_for` (the target, its torch line, how the
+    run goes), then the API call with `options=`; the same run as the keyword arguments make."""
+    settings = porter.settings_for(EXAMPLE, False, target="mlu", select=["PRT4"])
+    options = porter.options_for(settings, jobs=1)
+    assert isinstance(options, porter.RunOptions) and (options.target, options.version) == ("mlu", "2.4")
+    by_options = porter.check(EXAMPLE, options=options)
+    assert by_options.findings == porter.check(EXAMPLE, target="mlu", select=["PRT4"], config=False).findings
+    assert by_options.findings and {f.rule[:4] for f in by_options.findings} == {"PRT4"}
+    src = Path(shutil.copytree(EXAMPLE, tmp_path / "src"))
+    diff = porter.convert(src, options=porter.options_for(settings, diff=True))
+    assert diff.out is None and diff.patch == porter.convert(src, "mlu", select="PRT4", diff=True, config=False).patch
+    assert porter.options_for(porter.settings_for(EXAMPLE, False, target="hip")).version is None  # one HIP table
+
+
+def test_a_run_without_a_target_or_with_another_targets_line_is_a_config_error(tmp_path):
+    with pytest.raises(porter.ConfigError, match="no target: pass target='mlu' or 'hip'"):
+        porter.options_for(porter.settings_for(tmp_path, False))
+    tree = Path(shutil.copytree(EXAMPLE, tmp_path / "t"))
+    (tree / "porter.toml").write_text('target = "mlu"\ntarget-version = "2.1"\n')
+    assert porter.check(tree).target_version == "2.1"
+    with pytest.raises(porter.ConfigError, match="2.1 is not a known version for hip"):
+        porter.check(tree, target="hip")  # the configured line goes with the configured target only
+    with pytest.raises(ValueError, match="in_place cannot be combined"):
+        porter.convert(tree, in_place=True, diff=True)
+
+
+def test_convert_takes_the_commands_report_folder_and_size_limit(tmp_path):
+    src = Path(shutil.copytree(EXAMPLE, tmp_path / "src"))
+    done = porter.convert(src, "mlu", out=tmp_path / "out", report_dir=tmp_path / "rep", max_file_size=0.0001, jobs=1)
+    assert done.report_dir == tmp_path / "rep" and (tmp_path / "rep" / "report.json").is_file()
+    assert done.lora_dir == tmp_path / "rep" / "porter_lora" and "train.py" not in done.changed_files
+    assert {f["status"] for f in done.report["files"] if f["path"].endswith(".py")} == {"skipped"}
 
 
 @pytest.mark.parametrize("name", ["check", "convert"])
@@ -109,7 +150,6 @@ def test_api_calls_show_their_parameters_and_docstrings(name):
     assert list(params) == list(inspect.signature(getattr(porter.api, name)).parameters)
     assert {"target", "select", "exclude", "config"} <= set(params) and "args" not in params
     assert getattr(porter.api, name).__doc__ in call.__doc__ and "target_version" in call.__doc__
-    assert porter.FeatureModule.__doc__.startswith("A feature's module")
 
 
 def test_the_other_api_names_have_real_signatures():
@@ -121,9 +161,9 @@ def test_the_other_api_names_have_real_signatures():
         assert getattr(porter, name).__doc__, name
 
 
-def test_py_typed_ships_with_a_stub_that_types_the_callable_features():
-    """py.typed tells type checkers to trust porter's annotations; without the stub they would
-    see `porter.check` as a module (not callable) or as Any."""
+def test_py_typed_ships_with_a_stub_that_types_the_api():
+    """py.typed tells type checkers to trust porter's annotations; the stub names what the
+    package loads on first use, which they would otherwise not see."""
     import ast
     from importlib.resources import files
 

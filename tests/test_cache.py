@@ -9,14 +9,16 @@ import pytest
 import porter.engine.cache
 from porter.engine.cache import ResultCache
 from porter.core.model import FileResult
-from porter.convert import ConvertOptions, convert
+from porter.converter.run import run_convert
+from porter.run_options import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "fixtures" / "repos" / "minitrain"
 
 
 def _run(tmp_path: Path, name: str, cache: Path | None):
-    _, report, out = convert(SRC, ConvertOptions(target="mlu", out=tmp_path / name, jobs=1, cache_dir=cache))
+    done = run_convert(SRC, RunOptions(target="mlu", out=tmp_path / name, jobs=1, cache_dir=cache))
+    report, out = done.report, done.out
     files = {
         p.relative_to(out).as_posix(): p.read_bytes()
         for p in out.rglob("*")
@@ -117,7 +119,7 @@ def test_one_changed_file_is_the_only_one_computed(tmp_path, monkeypatch):
     src = tmp_path / "src"
     shutil.copytree(SRC, src)
     cache = tmp_path / "cache"
-    convert(src, ConvertOptions(target="mlu", out=tmp_path / "first", jobs=1, cache_dir=cache))
+    run_convert(src, RunOptions(target="mlu", out=tmp_path / "first", jobs=1, cache_dir=cache))
     changed = src / "src" / "minitrain" / "trainer.py"
     changed.write_text(changed.read_text() + "\nx = torch.cuda.device_count()\n")
     computed: list[int] = []
@@ -125,7 +127,7 @@ def test_one_changed_file_is_the_only_one_computed(tmp_path, monkeypatch):
     monkeypatch.setattr(
         porter.engine.cache, "map_files", lambda work, tasks, *a: computed.append(len(tasks)) or real(work, tasks, *a)
     )
-    _, report, out = convert(src, ConvertOptions(target="mlu", out=tmp_path / "second", jobs=1, cache_dir=cache))
+    out = run_convert(src, RunOptions(target="mlu", out=tmp_path / "second", jobs=1, cache_dir=cache)).out
     assert computed == [1]
     assert "torch.mlu.device_count()" in (out / "src" / "minitrain" / "trainer.py").read_text()
 

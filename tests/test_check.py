@@ -11,7 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from porter.check.github import escape_data, escape_property
+from porter.checker.github import escape_data, escape_property
 from porter.commands.check import check, ops
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "check" / "tree"
@@ -248,19 +248,20 @@ def test_ci_files_run_porter_check():
 
 
 def test_ops_only_is_what_convert_adds_to_its_report():
-    from porter.check import check_tree
-    from porter.rules import Selection
+    from porter.checker.model import api_counts, api_statuses
+    from porter.engine.runner import check_tree
+    from porter.rules import ActiveRules, Selection, load_rules
 
-    result = check_tree(TREE, "mlu", Selection("2.4", kinds=("op-table",), extend=("PRT9",)))
-    assert {c.finding.rule for c in result.findings} == {"PRT901", "PRT902", "PRT903"}
-    counts = result.api_counts()
+    files = check_tree(TREE, ActiveRules(load_rules("mlu"), Selection("2.4", kinds=("op-table",), extend=("PRT9",))))
+    assert {f.rule for file in files for f in file.findings} == {"PRT901", "PRT902", "PRT903"}
+    counts = api_counts(files)
     assert set(counts) == {"supported", "partial", "unsupported", "unknown"}
     assert counts["unsupported"] == 3  # torch.logit, torch.compile, torch.Tensor.logit
-    assert result.api_statuses()["torch.nn.functional.scaled_dot_product_attention"] == "partial"
+    assert api_statuses(files)["torch.nn.functional.scaled_dot_product_attention"] == "partial"
 
 
 def test_format_choices_match_the_renderers():
-    from porter.check.formats import RENDERERS
+    from porter.checker.formats import RENDERERS
 
     assert set(check.params[[p.name for p in check.params].index("fmt")].type.choices) == set(RENDERERS)
 

@@ -219,6 +219,14 @@ def test_usage_errors_exit_2(tmp_path):
     assert _run("convert", str(tmp_path), "--target", "mlu", "--target-version", "9.9").exit_code == 2
 
 
+def test_convert_options_default_as_the_api_does():
+    """--max-file-size's default is the API's (written out: `porter --help` loads no run code)."""
+    from porter.commands.convert import convert
+    from porter.run_options import MAX_FILE_MB
+
+    assert next(p.default for p in convert.params if p.name == "max_mb") == MAX_FILE_MB
+
+
 def test_target_version_picks_the_rules_for_that_torch_mlu_line(tmp_path):
     """torch.amp.custom_fwd(device_type=...) exists from torch 2.4; on 2.1 the MLU AMP module's own."""
     src = tmp_path / "r"

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from porter.convert import ConvertOptions, convert
+from porter.converter.run import run_convert
+from porter.run_options import RunOptions
 from porter.engine.pipeline import convert_bytes
 from porter.engine.registry import type_for
 from porter.rules import ActiveRules, Selection, load_rules
@@ -86,7 +87,8 @@ def test_broken_files_are_reported_and_copied(tmp_path):
     src.mkdir()
     for i, (name, data, _) in enumerate(p.values for p in BROKEN):
         (src / f"{i}_{name}").write_bytes(data)
-    run, report, out = convert(src, ConvertOptions(target="mlu", out=tmp_path / "out"))
+    done = run_convert(src, RunOptions(target="mlu", out=tmp_path / "out"))
+    report, out = done.report, done.out
     statuses = {f["path"]: (f["status"], f.get("reason", "")) for f in report["files"]}
     for i, (name, data, reason) in enumerate(p.values for p in BROKEN):
         assert (out / f"{i}_{name}").read_bytes() == data

@@ -204,8 +204,9 @@ def test_a_folder_of_kept_kernel_modules_is_one_finding(tmp_path):
     """Kernel modules vendored together (a third_party/triton/ folder) are one decision: one
     finding naming the others, in check and in convert's report; a module in another folder
     keeps its own, and the files' other findings are untouched (with their baseline hashes)."""
-    from porter.check.run import check_tree
-    from porter.convert import ConvertOptions, convert
+    from porter.checker.run import run_check
+    from porter.converter.run import run_convert
+    from porter.run_options import RunOptions
 
     src = tmp_path / "src"
     (src / "third_party" / "triton").mkdir(parents=True)
@@ -218,13 +219,14 @@ def test_a_folder_of_kept_kernel_modules_is_one_finding(tmp_path):
     def kept(findings) -> list:
         return [f for f in findings if f.subject and f.subject.startswith("module:")]
 
-    checked = check_tree(src, "mlu", jobs=1)
+    checked = run_check([src], RunOptions("mlu", jobs=1))
     folded = {r.path: kept(r.findings) for r in checked.files if kept(r.findings)}
     assert set(folded) == {"ops/gemm.py", "third_party/triton/chunk.py"}
     (first,) = folded["third_party/triton/chunk.py"]
     assert "2 other modules of third_party/triton" in first.message and "cumsum.py, solve.py" in first.message
     assert all(len(r.findings) == len(r.line_hashes) for r in checked.files)
-    _, report, _ = convert(src, ConvertOptions(target="mlu", out=tmp_path / "out", jobs=1))
+    done = run_convert(src, RunOptions(target="mlu", out=tmp_path / "out", jobs=1))
+    report = done.report
     reported = [f for f in report["findings"] if "module kept as it is" in f["message"]]
     assert sorted(f["path"] for f in reported) == ["ops/gemm.py", "third_party/triton/chunk.py"]
 
@@ -233,7 +235,8 @@ def test_the_same_report_in_every_script_of_a_folder_is_one_finding(tmp_path):
     """28 launch scripts of one folder each export CUBLAS_WORKSPACE_CONFIG (microsoft/LoRA's
     GLUE scripts): one decision, one finding naming the other scripts (PRT502 once_per_folder).
     A script of another folder, and one whose report differs, keep their own."""
-    from porter.check.run import check_tree
+    from porter.checker.run import run_check
+    from porter.run_options import RunOptions
 
     src = tmp_path / "src"
     (src / "glue").mkdir(parents=True)
@@ -244,7 +247,8 @@ def test_the_same_report_in_every_script_of_a_folder_is_one_finding(tmp_path):
     (src / "e2e" / "train.sh").write_text("export CUBLAS_WORKSPACE_CONFIG=:16:8\npython train.py\n")
 
     reports = {
-        r.path: [f.message for f in r.findings if f.rule == "PRT502"] for r in check_tree(src, "mlu", jobs=1).files
+        r.path: [f.message for f in r.findings if f.rule == "PRT502"]
+        for r in run_check([src], RunOptions("mlu", jobs=1)).files
     }
     reports = {path: messages for path, messages in reports.items() if messages}
     assert set(reports) == {"glue/cola.sh", "glue/tuned.sh", "e2e/train.sh"}
@@ -258,7 +262,8 @@ def test_a_folded_report_keeps_each_line_of_the_first_script_and_names_each_othe
     folder one finding naming the other scripts (PRT503 once_per_folder); the first script
     keeps each of its own lines (two calls are two places), another script with two calls is
     named once."""
-    from porter.check.run import check_tree
+    from porter.checker.run import run_check
+    from porter.run_options import RunOptions
 
     src = tmp_path / "src" / "examples"
     src.mkdir(parents=True)
@@ -271,7 +276,7 @@ def test_a_folded_report_keeps_each_line_of_the_first_script_and_names_each_othe
         (tmp_path / "src" / "tools" / name).write_text(probe)
     found = {
         r.path: [(f.line, f.message) for f in r.findings if f.rule == "PRT503"]
-        for r in check_tree(tmp_path / "src", "mlu", jobs=1).files
+        for r in run_check([tmp_path / "src"], RunOptions("mlu", jobs=1)).files
     }
     assert [line for line, _ in found["examples/a.sh"]] == [1, 2]
     assert found["examples/a.sh"][0][1].endswith("(the same in 2 other files of examples: b.sh, c.sh)")
@@ -298,7 +303,8 @@ def test_environment_advice_in_many_folders_is_one_finding_for_the_tree(tmp_path
     to install it from is one decision for the environment (PRT418 once_per_tree), said once,
     naming the first five other files and counting the rest; a line that pins a CUDA build is
     an error, a line to change where it is: each keeps its own finding."""
-    from porter.check.run import check_tree
+    from porter.checker.run import run_check
+    from porter.run_options import RunOptions
 
     src = tmp_path / "src"
     for name in ("a", "b", "c", "d", "e", "f", "g"):
@@ -309,7 +315,7 @@ def test_environment_advice_in_many_folders_is_one_finding_for_the_tree(tmp_path
     (src / "docker" / "requirements.txt").write_text("torchvision==0.16.0+cu121\n")
     found = [
         (r.path, f.severity, f.message)
-        for r in check_tree(src, "mlu", jobs=1).files
+        for r in run_check([src], RunOptions("mlu", jobs=1)).files
         for f in r.findings
         if f.rule == "PRT418"
     ]
@@ -361,7 +367,8 @@ def test_a_framework_without_an_mlu_accelerator_is_one_finding_for_the_tree(tmp_
     """NeMo builds a Lightning Trainer in 154 example scripts: registering an MLU accelerator is
     one decision (PRT419 once_per_tree), one finding naming the other files, whatever each
     file's own report says (a Trainer here, a Fabric and a Trainer there)."""
-    from porter.check.run import check_tree
+    from porter.checker.run import run_check
+    from porter.run_options import RunOptions
 
     src = tmp_path / "src"
     (src / "asr").mkdir(parents=True)
@@ -370,7 +377,7 @@ def test_a_framework_without_an_mlu_accelerator_is_one_finding_for_the_tree(tmp_
     (src / "nlp" / "tune.py").write_text("import lightning as L\n\nfabric = L.Fabric()\ntrainer = L.Trainer()\n")
     found = [
         (r.path, f.line, f.message)
-        for r in check_tree(src, "mlu", jobs=1).files
+        for r in run_check([src], RunOptions("mlu", jobs=1)).files
         for f in r.findings
         if f.rule == "PRT419"
     ]

@@ -638,7 +638,7 @@ def test_github_format_escapes_crafted_names(tmp_path):
 
 
 def test_github_escaping_rules():
-    from porter.check.github import escape_data, escape_property
+    from porter.checker.github import escape_data, escape_property
 
     assert escape_data("100%\r\nx") == "100%25%0D%0Ax"
     assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from porter.convert import ConvertOptions, convert
+from porter.converter.run import run_convert
+from porter.config import Settings
+from porter.run_options import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 REPOS = ROOT / "fixtures" / "repos"
@@ -49,7 +51,8 @@ def converted(request, tmp_path_factory):
     target = request.param
     src = REPOS / "minitrain"
     out = tmp_path_factory.mktemp(f"minitrain_{target}") / "out"
-    _, report, _ = convert(src, ConvertOptions(target=target, out=out, jobs=1))
+    done = run_convert(src, RunOptions(target=target, out=out, jobs=1))
+    report = done.report
     return target, src, out, report
 
 
@@ -104,7 +107,8 @@ def test_patch_applies_to_clean_copy(converted, tmp_path):
 
 def test_second_conversion_makes_no_edits(converted, tmp_path):
     target, src, out, report = converted
-    _, again, _ = convert(out, ConvertOptions(target=target, out=tmp_path / "again", jobs=1))
+    done = run_convert(out, RunOptions(target=target, out=tmp_path / "again", jobs=1))
+    again = done.report
     assert again["summary"]["edits"] == 0, [f for f in again["files"] if f.get("edits")]
 
 
@@ -131,5 +135,5 @@ def test_no_cuda_use_left_without_a_finding(converted):
     target, src, out, report = converted
     if target == "mlu":  # the notes count too (a CUDA branch kept on purpose): every code selected
         out = out.parent / "all"
-        convert(src, ConvertOptions(target=target, out=out, jobs=1, select=("ALL",)))
+        run_convert(src, RunOptions(target=target, out=out, jobs=1, settings=Settings(select=("ALL",))))
         assert uncovered(src, out) == []

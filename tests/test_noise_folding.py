@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from porter.check.run import check_tree
+from porter.checker.run import run_check
+from porter.run_options import RunOptions
 
 
 def _found(src, code):
     return [
         (r.path, f.severity, f.message)
-        for r in check_tree(src, "mlu", jobs=1).files
+        for r in run_check([src], RunOptions("mlu", jobs=1)).files
         for f in r.findings
         if f.rule == code
     ]

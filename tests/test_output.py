@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from porter.check.shown import use_color
+from porter.checker.shown import use_color
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "cuda_trainer"

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from porter.convert import ConvertOptions, convert
+from porter.converter.run import run_convert
+from porter.run_options import RunOptions
 from porter.reports.html import write_html
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
@@ -61,7 +62,8 @@ def browser(tmp_path_factory):
 
 
 def _report(src: Path, tmp: Path) -> tuple[dict, Path]:
-    _, report, out = convert(src, ConvertOptions("mlu", "2.4", out=tmp / "out", force=True, jobs=1))
+    done = run_convert(src, RunOptions("mlu", "2.4", out=tmp / "out", force=True, jobs=1))
+    report, out = done.report, done.out
     return report, write_html(report, out / "porter_report")
 
 

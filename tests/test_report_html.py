@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from porter.commands.report import report as report_cmd
-from porter.convert import ConvertOptions, convert
+from porter.converter.run import run_convert
+from porter.run_options import RunOptions
 from porter.reports.html import render_html, write_html
 from porter.reports.hunks import hunks_from_edits, hunks_from_patch, parse_patch
 from porter.reports.stats import compute_stats
@@ -26,7 +27,8 @@ EVIL = "</script><img src=x onerror=alert(9)> {{ 7 * 7 }} | `tick`"
 
 
 def _convert(src: Path, out: Path) -> tuple[dict, Path]:
-    _, report, out_dir = convert(src, ConvertOptions("mlu", "2.4", out=out, force=True, jobs=1))
+    done = run_convert(src, RunOptions("mlu", "2.4", out=out, force=True, jobs=1))
+    report, out_dir = done.report, done.out
     report_dir = out_dir / "porter_report"
     write_html(report, report_dir)
     return report, report_dir

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from porter.convert import ConvertOptions, convert
+from porter.converter.run import run_convert
+from porter.run_options import RunOptions
 from porter.reports.markdown import cell, render_markdown
 
 markdown_it = pytest.importorskip("markdown_it", reason="markdown-it-py (test extra) parses the GFM output")
@@ -18,10 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module", params=["repos/minitrain", "report/hostile"])
 def converted(request, tmp_path_factory) -> tuple[dict, str]:
     out = tmp_path_factory.mktemp("md") / "out"
-    _, report, out_dir = convert(
-        ROOT / "fixtures" / request.param, ConvertOptions("mlu", "2.4", out=out, force=True, jobs=1)
-    )
-    return report, (out_dir / "porter_report" / "report.md").read_text(encoding="utf-8")
+    done = run_convert(ROOT / "fixtures" / request.param, RunOptions("mlu", "2.4", out=out, force=True, jobs=1))
+    return done.report, (done.out / "porter_report" / "report.md").read_text(encoding="utf-8")
 
 
 class _Html(HTMLParser):
@@ -163,14 +162,16 @@ def test_both_reports_say_how_many_cuda_sources_the_tree_holds_and_what_they_tak
     (src / "kernels" / "attention.cu").write_text("__global__ void attention() {}\n")
     (src / "kernels" / "common.cuh").write_text("#pragma once\n")
     (src / "train.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
-    _, _, out = convert(src, ConvertOptions(target, out=tmp_path / "out", jobs=1))
+    done = run_convert(src, RunOptions(target, out=tmp_path / "out", jobs=1))
+    out = done.out
     said = "CUDA C++ sources left as they are: 2 .cu/.cuh files (kernels)."
     for page in ("report.md", "report.html"):
         text = (out / "porter_report" / page).read_text(encoding="utf-8")
         assert said in text and port in text, page
     (src / "kernels" / "attention.cu").unlink()
     (src / "kernels" / "common.cuh").unlink()
-    _, _, out = convert(src, ConvertOptions(target, out=tmp_path / "out2", jobs=1))
+    done = run_convert(src, RunOptions(target, out=tmp_path / "out2", jobs=1))
+    out = done.out
     assert "CUDA C++ sources" not in (out / "porter_report" / "report.md").read_text(encoding="utf-8")
 
 
@@ -197,7 +198,8 @@ def test_the_reports_say_what_the_file_selection_left_out_and_what_git_tracks_of
     subprocess.run([*git, "add", "-f", "results/eval.py"], check=True)  # tracked, though ignored
     cache = tmp_path / "cache"
     for n in (1, 2):  # the second run lists the tree from its index
-        _, report, out = convert(src, ConvertOptions("mlu", out=tmp_path / f"out{n}", jobs=1, cache_dir=cache))
+        done = run_convert(src, RunOptions("mlu", out=tmp_path / f"out{n}", jobs=1, cache_dir=cache))
+        report, out = done.report, done.out
         assert report["left_out"] == {
             "count": 2,
             "by_reason": {".gitignore": 2},

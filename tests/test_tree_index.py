@@ -15,7 +15,8 @@ import porter.engine.cache
 import porter.engine.pipeline
 import porter.engine.runner
 import porter.engine.tree_index
-from porter.check.run import check_tree
+from porter.checker.run import run_check
+from porter.run_options import RunOptions
 
 CUDA = "import torch\nx = torch.zeros(1).cuda()\n"
 
@@ -65,7 +66,7 @@ class Counted:
 
 
 def _check(src: Path, cache: Path) -> dict[str, list[str]]:
-    result = check_tree(src, "mlu", jobs=1, cache_dir=cache)
+    result = run_check([src], RunOptions("mlu", jobs=1, cache_dir=cache))
     return {r.path: sorted(f.rule for f in r.findings) for r in result.files}
 
 
@@ -136,7 +137,7 @@ def test_no_cache_keeps_no_index(tmp_path, monkeypatch):
     src = _tree(tmp_path)
     counted = Counted(monkeypatch)
     for _ in range(2):
-        check_tree(src, "mlu", jobs=1, cache_dir=None)
+        run_check([src], RunOptions("mlu", jobs=1, cache_dir=None))
     assert counted.walks == 2 and counted.reads.count("train.py") == 2
 
 
@@ -159,12 +160,12 @@ def test_a_file_changed_between_the_walk_and_its_read_is_not_stored(tmp_path, mo
 def test_converts_into_new_folders_and_checks_share_one_listing(tmp_path, monkeypatch, trusting):
     """A convert writes a new OUT each time (outside SRC: it does not change the walk), and a
     check between them asks for the same files: one walk serves them all."""
-    from porter.convert import ConvertOptions, convert
+    from porter.converter.run import run_convert
 
     src, cache = _tree(tmp_path), tmp_path / "cache"
     counted = Counted(monkeypatch)
     for name in ("out1", "out2", "out3"):
-        convert(src, ConvertOptions(target="mlu", out=tmp_path / name, jobs=1, cache_dir=cache))
+        run_convert(src, RunOptions(target="mlu", out=tmp_path / name, jobs=1, cache_dir=cache))
         _check(src, cache)
     assert counted.walks == 1
     assert (tmp_path / "out3" / "train.py").read_text() != CUDA  # converted all the same
@@ -172,13 +173,13 @@ def test_converts_into_new_folders_and_checks_share_one_listing(tmp_path, monkey
 
 def test_each_selection_keeps_its_own_listing(tmp_path, monkeypatch, trusting):
     """Runs with different file selections (an --exclude) alternate without walking again."""
-    from porter.core.fileset import FileSelection
+    from porter.config import Settings
 
     src, cache = _tree(tmp_path), tmp_path / "cache"
     counted = Counted(monkeypatch)
     for _ in range(3):
-        plain = check_tree(src, "mlu", jobs=1, cache_dir=cache)
-        narrowed = check_tree(src, "mlu", jobs=1, cache_dir=cache, files=FileSelection(exclude=("pkg/",)))
+        plain = run_check([src], RunOptions("mlu", jobs=1, cache_dir=cache))
+        narrowed = run_check([src], RunOptions("mlu", settings=Settings(exclude=("pkg/",)), jobs=1, cache_dir=cache))
     assert counted.walks == 2
     assert {r.path for r in plain.files} - {r.path for r in narrowed.files} == {"pkg/model.py"}
 

@@ -6,7 +6,9 @@ tree, so it is tested here.)
 
 from __future__ import annotations
 
-from porter.convert import ConvertOptions, convert
+from porter.converter.run import run_convert
+from porter.config import Settings
+from porter.run_options import RunOptions
 
 CONFIG = "model_name_or_path: /models/qwen\nflash_attn: fa2\n"
 CUDA_PY = "import torch\n\n\ndef go(x):\n    return x.cuda()\n"
@@ -29,7 +31,10 @@ def _tree(tmp_path):
 
 def test_vendor_files_are_kept_and_reported(tmp_path):
     src = _tree(tmp_path)
-    _, report, out = convert(src, ConvertOptions(target="mlu", out=tmp_path / "out", jobs=1, extend=("PRT190",)))
+    done = run_convert(
+        src, RunOptions(target="mlu", out=tmp_path / "out", jobs=1, settings=Settings(extend_select=("PRT190",)))
+    )
+    report, out = done.report, done.out
     status = {f["path"]: f["status"] for f in report["files"]}
     kept = {f["path"] for f in report["findings"] if f["rule"] == "PRT190"}
     assert kept == {"examples/ascend/sft.yaml", "requirements/npu.txt", "pkg/npu_helper.py"}
@@ -44,10 +49,14 @@ def test_hip_keeps_rocm_files_too(tmp_path):
     src = tmp_path / "repo"
     (src / "docker" / "docker-rocm").mkdir(parents=True)
     (src / "docker" / "docker-rocm" / "Dockerfile").write_text("FROM rocm/pytorch:latest\nRUN pip install flash-attn\n")
-    _, report, _ = convert(src, ConvertOptions(target="hip", out=tmp_path / "out", jobs=1, extend=("PRT190",)))
+    done = run_convert(
+        src, RunOptions(target="hip", out=tmp_path / "out", jobs=1, settings=Settings(extend_select=("PRT190",)))
+    )
+    report = done.report
     assert [f["rule"] for f in report["findings"]] == ["PRT190"]
     # A note, not a task: by default the file is kept just the same, without the finding.
-    _, report, out = convert(src, ConvertOptions(target="hip", out=tmp_path / "out2", jobs=1))
+    done = run_convert(src, RunOptions(target="hip", out=tmp_path / "out2", jobs=1))
+    report, out = done.report, done.out
     assert report["findings"] == []
     assert (out / "docker/docker-rocm/Dockerfile").read_bytes() == (src / "docker/docker-rocm/Dockerfile").read_bytes()
 
@@ -78,7 +87,10 @@ def test_the_targets_own_folders_are_not_another_vendor(tmp_path):
     (src / "docker" / "docker-rocm" / "Dockerfile").write_text("FROM rocm/pytorch:latest\n")
     (src / "docker" / "docker-npu").mkdir(parents=True)
     (src / "docker" / "docker-npu" / "Dockerfile").write_text("FROM ascendai/cann:latest\n")
-    _, report, _ = convert(src, ConvertOptions(target="hip", out=tmp_path / "out", jobs=1, extend=("PRT190",)))
+    done = run_convert(
+        src, RunOptions(target="hip", out=tmp_path / "out", jobs=1, settings=Settings(extend_select=("PRT190",)))
+    )
+    report = done.report
     messages = {f["path"]: f["message"] for f in report["findings"]}
     assert "already for this target" in messages["docker/docker-rocm/Dockerfile"]
     assert "another device or vendor" in messages["docker/docker-npu/Dockerfile"]

@@ -9,13 +9,13 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
 import click
 
 from porter.commands.options import (
     HELP,
-    NO_TARGET,
     cache_options,
-    checked_version,
     chosen_cache_dir,
     codes,
     config_options,
@@ -23,11 +23,15 @@ from porter.commands.options import (
     ignore_option,
     jobs_option,
     settings_text,
+    usage_errors,
     version_option,
 )
 from porter.core.progress import QUIET_START, Progress, watching
 from porter.core.terminal import printable
 from porter.rules import TARGETS, RuleError
+
+if TYPE_CHECKING:
+    from porter.checker.report import CheckReport, Format
 
 
 @click.command("check", context_settings=HELP)
@@ -97,7 +101,7 @@ def check(
     paths: tuple[Path, ...],
     target: str | None,
     version: str | None,
-    fmt: str,
+    fmt: Format,
     fail_on: str | None,
     exit_zero: bool,
     select: str | None,
@@ -124,13 +128,16 @@ def check(
     Settings come from [tool.porter] in pyproject.toml or porter.toml, found by walking up
     from the first path; options override them (`porter config` shows the result).
     """
-    from porter.api import check as run_check
-    from porter.check.baseline import BaselineError
-    from porter.config import ConfigError, settings_for
+    from porter import api
+    from porter.checker.baseline import BaselineError
 
+    if no_cache:  # nothing in the user cache either (parsed rule files, compiled templates)
+        from porter.core.datafiles import disable_user_cache
+
+        disable_user_cache()
     paths = paths or (Path("."),)
     try:
-        settings = settings_for(
+        settings = api.settings_for(
             paths[0],
             config or not isolated,
             target=target,
@@ -144,48 +151,37 @@ def check(
             baseline=baseline,
             fail_on=fail_on,
         )
-    except ConfigError as exc:  # one line naming the file (or option) and the key
+    except api.ConfigError as exc:  # one line naming the file (or option) and the key
         click.echo(printable(f"porter: error: {exc}"), err=True)
         sys.exit(2)
     if show_settings:
         click.echo(settings_text(settings, paths[0]), nl=False)
         return
-    if settings.target is None:
-        raise click.UsageError(NO_TARGET)
+    if write_baseline is not None:  # every finding is recorded: none is accepted by the old baseline
+        settings = replace(settings, baseline=None)
+    with usage_errors():
+        options = api.options_for(
+            settings, jobs=jobs, cache_dir=chosen_cache_dir(cache_dir, no_cache), force_exclude=force_exclude
+        )
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose cannot be combined")
-    settings = replace(
-        settings,
-        target_version=checked_version(settings.target, settings.target_version),
-        baseline=None if write_baseline is not None else settings.baseline,
-    )
     verbosity = -1 if quiet else 1 if verbose else 0
     if verbose:
         click.echo(
             printable(
                 f"porter: settings: {settings.config.label if settings.config else 'no configuration file'}; "
-                f"target {settings.target} {settings.target_version or ''}".rstrip()
+                f"target {options.target} {options.version or ''}".rstrip()
             ),
             err=True,
         )
-    if no_cache:  # nothing in the user cache either (parsed rule files, compiled templates)
-        from porter.core.datafiles import disable_user_cache
-
-        disable_user_cache()
     output = None
     try:
         with watching(Progress(label="porter check", delay=QUIET_START)):  # on a terminal's stderr only
-            report = run_check(
-                paths,
-                settings=settings,
-                force_exclude=force_exclude,
-                jobs=jobs,
-                cache_dir=chosen_cache_dir(cache_dir, no_cache),
-            )
+            report = api.check(paths, options=options)
         code = _notes(report, write_baseline, verbosity)
         if write_baseline is None:
             output = _rendered(report, fmt, verbosity)
-    except (RuleError, BaselineError, OSError, ConfigError) as exc:
+    except (RuleError, BaselineError, OSError, api.ConfigError) as exc:
         click.echo(printable(f"porter: error: {exc}"), err=True)
         code = 2
     except Exception as exc:  # a porter bug: say so, and never let --exit-zero hide it
@@ -220,9 +216,9 @@ def config_cmd(path: Path | None, config: Path | None) -> None:
     click.echo(settings_text(settings, start), nl=False)
 
 
-def _notes(report, write_baseline: Path | None, verbosity: int) -> int:
+def _notes(report: CheckReport, write_baseline: Path | None, verbosity: int) -> int:
     """Say a check's notes on stderr (and write the baseline); the exit code before --exit-zero."""
-    from porter.check.baseline import write_baseline as write
+    from porter.checker.baseline import write_baseline as write
 
     for file in report.files:
         if file.skipped and verbosity >= 0:
@@ -240,15 +236,15 @@ def _notes(report, write_baseline: Path | None, verbosity: int) -> int:
         for file in handled:
             click.echo(printable(f"porter:   {file.kind:<12} {file.path}"), err=True)
     if write_baseline is not None:
-        count = write(write_baseline, report.result, report.result.findings)
+        count = write(write_baseline, report.target, report.target_version, report.checked)
         click.echo(printable(f"porter: wrote {count} finding(s) to the baseline {write_baseline}"), err=True)
         return 0
     return report.exit_code
 
 
-def _rendered(report, fmt: str, verbosity: int) -> tuple[str, bool]:
+def _rendered(report: CheckReport, fmt: Format, verbosity: int) -> tuple[str, bool]:
     """The findings in `fmt`, and whether they are coloured."""
-    from porter.check.shown import use_color
+    from porter.checker.shown import use_color
 
     color = fmt == "text" and use_color(getattr(sys.stdout, "isatty", lambda: False)())
     return report.render(fmt, color, verbosity >= 0), color
@@ -275,17 +271,17 @@ def ops(name: str, target: str | None, version: str | None) -> None:
     from porter.python.opscan import table_label
 
     if target is None:  # the configuration found from the working directory, as check finds it
-        from porter.config import ConfigError, settings_for
+        from porter.config import ConfigError, required_target, settings_for
 
         try:
             settings = settings_for(Path("."), True)
         except ConfigError as exc:
             click.echo(printable(f"porter: error: {exc}"), err=True)
             sys.exit(2)
-        if settings.target is None:
-            raise click.UsageError(NO_TARGET)
+        with usage_errors():
+            target = required_target(settings)
         # The configured line goes with the configured target only, never with another --target.
-        target, version = settings.target, version or settings.target_version
+        version = version or settings.target_version
     api = _qualify(name)
     try:
         table = load_api_table(target, version)

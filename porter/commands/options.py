@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -98,19 +100,18 @@ def codes(value: str | None, option: str | None = None, validate: bool = True) -
     return found
 
 
-def checked_version(target: str, version: str | None) -> str | None:
-    """The --target-version asked for (default: the newest table of the target), or a usage error."""
-    from porter.tables.versions import ANY_VERSION, available_versions
+@contextmanager
+def usage_errors() -> Iterator[None]:
+    """A run that names no target, or a torch line its target has no table for, is a usage
+    error (exit 2), said in the command line's words."""
+    from porter.config import NoTarget, UnknownVersion
 
-    versions = [v for v in available_versions(target) if v != ANY_VERSION]
-    if version is None:
-        return versions[-1] if versions else None
-    if version not in versions:
-        raise click.BadParameter(
-            f"{version} is not a known version for {target} (known: {', '.join(versions) or 'none'})",
-            param_hint="--target-version",
-        )
-    return version
+    try:
+        yield
+    except NoTarget:
+        raise click.UsageError(NO_TARGET) from None
+    except UnknownVersion as exc:
+        raise click.BadParameter(str(exc), param_hint="--target-version") from None
 
 
 def config_options(command):

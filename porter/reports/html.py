@@ -34,7 +34,7 @@ def _diffs(report: dict, patch: bytes | None) -> list[dict]:
     entries = [(entry["path"], entry.get("edits", [])) for entry in report["files"]]
     listed = {path for path, _ in entries}
     entries += [(path, []) for path in findings if path not in listed]  # project-level findings
-    diffs = []
+    diffs: list[dict] = []
     for path, edits in entries:
         if not edits and path not in parsed and path not in findings:
             continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ def finding_dict(f: Finding) -> dict:
     return d
 
 
-def build_report(run: RunResult, rules: RuleSet, out: Path | None, extra_findings: list[Finding] = ()) -> dict:
+def build_report(run: RunResult, rules: RuleSet, out: Path | None, extra_findings: Sequence[Finding] = ()) -> dict:
     """The whole report as plain data."""
     files = []
     findings: list[Finding] = list(extra_findings)

@@ -8,6 +8,7 @@ user's code cannot break the table or inject markup.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 from porter.reports.stats import SEVERITY_ORDER, compute_stats, file_rows, needs_review, percent
 
@@ -24,7 +25,7 @@ def cell(text: object, code: bool = False) -> str:
     return f"<code>{s}</code>" if code and s else s
 
 
-def _table(headers: list[str], rows: list[list[object]]) -> list[str]:
+def _table(headers: list[str], rows: Sequence[Sequence[object]]) -> list[str]:
     out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     out.extend("| " + " | ".join(str(c) for c in row) + " |" for row in rows)
     return out + [""]

@@ -68,7 +68,7 @@ def report_steps(
 
         return [render_markdown(report)]
 
-    steps = []
+    steps: list[Callable[[], None]] = []
     for name, label, render in (
         ("report.html", "porter_report_html", html),
         ("report.md", "porter_report_md", markdown),

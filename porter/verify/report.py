@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from porter import __version__
-from porter.check.github import escape_data, escape_property
+from porter.checker.github import escape_data, escape_property
 from porter.core.files import write_beneath
 from porter.core.tree import REPORT_DIR
 from porter.reports.json_report import finding_dict

@@ -11,27 +11,26 @@ import json
 from collections.abc import Callable
 
 from porter import __version__
-from porter.check import github, sarif, text
-from porter.check.model import severity_counts
-from porter.check.shown import Shown
+from porter.checker import github, sarif, text
+from porter.checker.model import severity_counts
+from porter.checker.shown import Shown
 from porter.reports.json_report import SCHEMA_VERSION, finding_dict
 
 
 def render_json(shown: Shown) -> str:
     """report.json's schema (summary, findings[], rules{}) for the checked findings."""
-    result = shown.result
     used = {c.finding.rule for c in shown.findings}
     data = {
         "schema_version": SCHEMA_VERSION,
         "porter_version": __version__,
-        "target": result.target,
-        "target_version": result.version,
-        "source": str(result.src),
+        "target": shown.target,
+        "target_version": shown.version,
+        "source": str(shown.src),
         "rules_digest": shown.rules.digest,
         "summary": {
-            "files_scanned": len(result.files),
-            "files_skipped": sum(1 for f in result.files if f.skipped),
-            "files_failed": sum(1 for f in result.files if f.error),
+            "files_scanned": len(shown.files),
+            "files_skipped": sum(1 for f in shown.files if f.skipped),
+            "files_failed": sum(1 for f in shown.files if f.error),
             "findings": len(shown.findings),
             # As convert's report.json counts them: what it leaves for a person. The findings it
             # rewrites (its `edits`) are counted apart; both together are every finding shown.
@@ -41,7 +40,7 @@ def render_json(shown: Shown) -> str:
             "findings_by_rule": dict(shown.by_rule()),
             "suppressed": shown.suppressed,
             "baseline_accepted": shown.accepted,
-            "apis_by_status": result.api_counts(),
+            "apis_by_status": shown.api_counts(),
         },
         "findings": [{**finding_dict(c.finding), "fingerprint": c.fingerprint} for c in shown.findings],
         "rules": {

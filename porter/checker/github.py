@@ -6,9 +6,9 @@ summary says when more were found than the page will show.
 
 from __future__ import annotations
 
-from porter.check.shown import Shown
+from porter.checker.shown import Shown
 from porter.core.terminal import printable
-from porter.check.text import summary_lines
+from porter.checker.text import summary_lines
 
 _COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 _ORDER = {"error": 0, "warning": 1, "info": 2}

@@ -9,10 +9,11 @@ editing the line, or adding another identical finding to the file, does not. `li
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from porter import __version__
-from porter.check.model import Checked, CheckResult
+from porter.checker.model import Checked
 
 BASELINE_VERSION = 1
 
@@ -21,8 +22,9 @@ class BaselineError(ValueError):
     """The baseline file is missing, malformed, or for another target."""
 
 
-def write_baseline(path: Path, result: CheckResult, findings: list[Checked] | tuple[Checked, ...]) -> int:
-    """Write every finding as accepted; returns how many."""
+def write_baseline(path: Path, target: str, version: str | None, findings: Sequence[Checked]) -> int:
+    """Write every finding of a check for `target` (and torch line `version`) as accepted;
+    returns how many."""
     entries = [
         {
             "path": c.finding.path,
@@ -38,8 +40,8 @@ def write_baseline(path: Path, result: CheckResult, findings: list[Checked] | tu
         "schema_version": BASELINE_VERSION,
         "tool": "porter",
         "porter_version": __version__,
-        "target": result.target,
-        "target_version": result.version,
+        "target": target,
+        "target_version": version,
         "findings": entries,
     }
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8", errors="backslashreplace")
@@ -62,7 +64,9 @@ def load_baseline(path: Path, target: str) -> frozenset[tuple[str, str, str, int
         raise BaselineError(f"{path}: malformed entry ({exc})") from exc
 
 
-def split_accepted(findings: tuple[Checked, ...], accepted: frozenset) -> tuple[tuple[Checked, ...], int]:
+def split_accepted(
+    findings: tuple[Checked, ...], accepted: frozenset[tuple[str, str, str, int]]
+) -> tuple[tuple[Checked, ...], int]:
     """The findings the baseline does not accept, and how many it accepted."""
     new = tuple(c for c in findings if c.key not in accepted)
     return new, len(findings) - len(new)

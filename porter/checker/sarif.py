@@ -10,8 +10,8 @@ import json
 from urllib.parse import quote
 
 from porter import __version__
-from porter.check.shown import Shown
-from porter.check.model import Checked
+from porter.checker.shown import Shown
+from porter.checker.model import Checked
 from porter.rules import Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -32,10 +32,10 @@ def render(shown: Shown) -> str:
                 "rules": [_rule(code, rule) for code, rule in zip(codes, rules)],
             }
         },
-        "originalUriBaseIds": {"%SRCROOT%": {"uri": shown.result.src.resolve().as_uri() + "/"}},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": shown.src.resolve().as_uri() + "/"}},
         "columnKind": "unicodeCodePoints",
         "results": [_result(c, index[c.finding.rule]) for c in shown.findings],
-        "properties": {"target": shown.result.target, "targetVersion": shown.result.version},
+        "properties": {"target": shown.target, "targetVersion": shown.version},
     }
     log = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
     text = json.dumps(log, indent=1, ensure_ascii=False) + "\n"

@@ -6,16 +6,25 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from porter.check.model import CheckResult, Checked
-from porter.rules import RuleSet
+from porter.checker.model import Checked, api_counts
+from porter.core.model import FileCheck
+
+if TYPE_CHECKING:
+    from porter.rules import RuleSet  # for the annotations only: importing it loads the rule model
 
 
 @dataclass(frozen=True)
 class Shown:
-    """What a check shows: the findings left after suppressions and the baseline."""
+    """What a check shows, and how: the findings left after suppressions and the baseline,
+    with what the summaries count. The output formats read this, not the CheckReport: the
+    report's `render` calls them, so they sit below it."""
 
-    result: CheckResult
+    target: str
+    version: str | None
+    src: Path  # the checked tree; findings' paths are relative to it
+    files: tuple[FileCheck, ...]  # every file scanned
     rules: RuleSet
     findings: tuple[Checked, ...]
     accepted: int = 0  # by the baseline
@@ -25,7 +34,11 @@ class Shown:
 
     @property
     def suppressed(self) -> int:
-        return sum(f.suppressed for f in self.result.files)
+        return sum(f.suppressed for f in self.files)
+
+    def api_counts(self) -> dict[str, int]:
+        """How many distinct torch APIs the tree uses, per status in the target's table."""
+        return api_counts(self.files)
 
     def display_path(self, rel: str) -> str:
         return display_path(self.display_root, rel)

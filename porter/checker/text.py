@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from porter.check.model import Finding, severity_counts
-from porter.check.shown import Shown, display_path
+from porter.checker.model import severity_counts
+from porter.checker.shown import Shown, display_path
+from porter.core.model import Finding
 from porter.core.terminal import printable
 
 _COLORS = {"error": "31", "warning": "33", "info": "36"}  # red, yellow, cyan
@@ -60,7 +61,7 @@ def summary_lines(shown: Shown) -> list[str]:
     sev = severity_counts(shown.findings)
     rewrites = sum(1 for c in shown.findings if c.rewrite)
     files = len({c.finding.path for c in shown.findings})
-    scanned = len(shown.result.files)
+    scanned = len(shown.files)
     out = [
         f"Found {len(shown.findings)} finding(s) in {files} of {scanned} file(s) scanned: "
         f"{sev['error']} error, {sev['warning']} warning, {sev['info']} info"
@@ -76,6 +77,6 @@ def summary_lines(shown: Shown) -> list[str]:
         hidden.append(f"{shown.accepted} accepted by the baseline")
     if hidden:
         out.append("Not shown: " + ", ".join(hidden) + ".")
-    apis = shown.result.api_counts()
+    apis = shown.api_counts()
     out.append("torch APIs used: " + ", ".join(f"{n} {status}" for status, n in apis.items()) + ".")
     return out
