@@ -1,9 +1,10 @@
-"""The emulated torch_mlu: device semantics, cross-device errors, the vendor API list per
-torch_mlu line, the cncl backend, transformers/accelerate, and `porter run`.
+"""The emulated vendor packages (torch_mlu, torch_npu): device semantics, cross-device errors,
+the vendor API list per line, the cncl/hccl backends, transformers/accelerate, and `porter run`.
 
-The device checks run in one subprocess under the emulator (tests/data/emulator_probe.py)
-so this test process never registers the mlu device; each test asserts one part of what
-that process saw. The C++ extension is built once per torch version into porter's cache.
+The device checks run in one subprocess per target under the emulator
+(tests/data/emulator_probe.py) so this test process never registers a device; each test
+asserts one part of what that process saw. The C++ extension is built once per torch
+version into porter's cache, and serves both targets.
 """
 
 from __future__ import annotations
@@ -20,15 +21,24 @@ pytest.importorskip("torch")
 
 from porter.emulator import apis, environment  # noqa: E402
 from porter.emulator.launch import prepare  # noqa: E402
+from porter.emulator.targets import DEVICES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = ROOT / "tests" / "data" / "emulator_probe.py"
+TARGETS = tuple(DEVICES)  # mlu, npu
+# The vendor line each target's probe runs: mlu's 2.4 list; npu's newest, if it has one.
+LINE = {"mlu": "2.4", "npu": apis.default_version("npu")}
 
 
 def emulated(
-    args: list[str], devices: int | None = None, version: str | None = None, timeout: int = 180, **env: str
+    args: list[str],
+    devices: int | None = None,
+    version: str | None = None,
+    timeout: int = 180,
+    target: str = "mlu",
+    **env: str,
 ) -> subprocess.CompletedProcess:
-    full = environment(devices, version)
+    full = environment(devices, version, target=target)
     full.update(OMP_NUM_THREADS="1", **env)
     return subprocess.run(args, env=full, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
@@ -38,61 +48,78 @@ def built() -> None:
     prepare(quiet=True)
 
 
-@pytest.fixture(scope="module")
-def probe(built) -> dict:
-    proc = emulated([sys.executable, str(PROBE)], devices=2, version="2.4")
+@pytest.fixture(scope="module", params=TARGETS)
+def probe(request, built) -> tuple[str, dict]:
+    dev = request.param
+    proc = emulated([sys.executable, str(PROBE), dev], devices=2, version=LINE[dev], target=dev)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
     failed = {k: v for k, v in results.items() if not v["ok"]}
     assert not failed, json.dumps(failed, indent=1)
-    return {k: v["value"] for k, v in results.items()}
+    return dev, {k: v["value"] for k, v in results.items()}
 
 
-def test_factories_copies_and_module_mlu(probe):
+def test_factories_copies_and_module_methods(probe):
+    dev, probe = probe
     got = probe["factories"]
-    assert got["devices"] == ["mlu:0", "mlu:1", "mlu:0", "mlu:0"]
-    assert got["is_mlu"] == [True, False]
+    assert got["devices"] == [f"{dev}:0", f"{dev}:1", f"{dev}:0", f"{dev}:0"]
+    assert got["is_device"] == [True, False]
     assert got["values"] == [[0, 1, 2], [3, 4, 5]] and got["to_cpu_equal"]
     assert got["copy_between_devices"] == [[2, 2, 2], [2, 2, 2]]
     assert got["view_shares"] == [[1, 2, 3], [4, 5, 6]]  # an in-place op on a view reaches the base
-    assert got["full"] == [7, 7] and got["empty_like_device"] == "mlu:0"
+    assert got["full"] == [7, 7] and got["empty_like_device"] == f"{dev}:0"
 
 
 def test_current_device_and_count(probe):
+    dev, probe = probe
     got = probe["current_device"]
-    assert (got["before"], got["default_after_set"], got["inside"], got["after"], got["count"]) == (0, "mlu:1", 1, 0, 2)
-    assert "invalid device ordinal 5" in got["bad_index"]
+    assert (got["before"], got["default_after_set"], got["inside"], got["after"], got["count"]) == (
+        0,
+        f"{dev}:1",
+        1,
+        0,
+        2,
+    )
+    # The message names the device and the variable that selects cards on this target.
+    assert f"{dev}: invalid device ordinal 5" in got["bad_index"]
+    assert DEVICES[dev].visible_variable in got["bad_index"]
 
 
-def test_training_on_mlu_is_bit_identical_to_cpu(probe):
+def test_training_on_the_device_is_bit_identical_to_cpu(probe):
+    dev, probe = probe
     got = probe["training_matches_cpu"]
-    assert got["mlu"] == got["cpu"] and got["mlu"][-1] < got["mlu"][0]
-    assert got["grad_device"] == "mlu:0"
+    assert got["device"] == got["cpu"] and got["device"][-1] < got["device"][0]
+    assert got["grad_device"] == f"{dev}:0"
 
 
 def test_mixing_devices_fails_like_an_accelerator(probe):
+    dev, probe = probe
     got = probe["cross_device"]
     for key in ("cpu_tensor", "cpu_first", "matmul_cpu"):
         assert got[key] and "Expected all tensors to be on the same device" in got[key] and "cpu" in got[key], key
-    assert "mlu:0 and mlu:1" in got["other_mlu"]
-    assert got["cuda"] is not None  # no CUDA beside an MLU
+    assert f"{dev}:0 and {dev}:1" in got["other_device"]
+    assert f"on the emulated {dev})" in got["matmul_cpu"]  # the emulator's own check names the device
+    assert got["cuda"] is not None  # no CUDA beside an MLU or NPU
     assert got["cpu_scalar_ok"] == [2, 2, 2]  # 0-dim CPU tensors are scalars, as on CUDA
     assert got["cpu_index_ok"] == [0, 3]  # and CPU index tensors are accepted, as on CUDA
 
 
 def test_out_arguments_are_filled_and_resized(probe):
+    dev, probe = probe
     got = probe["out_arguments"]
     assert got["empty"] == [[0, 2, 4], [6, 8, 10]]
     assert got["exact"] == [[0, 2, 4], [6, 8, 10]] and got["same_buffer"]  # written in place, no copy
-    assert got["wrong"] == [[1, 2, 3], [4, 5, 6]] and got["wrong_device"] == "mlu:0"  # resized, as CPU/CUDA do
+    assert got["wrong"] == [[1, 2, 3], [4, 5, 6]] and got["wrong_device"] == f"{dev}:0"  # resized, as CPU/CUDA do
     assert got["mse_warnings"] == 0  # mse_loss runs its functional kernel, no resize warning
 
 
 def test_save_and_load_with_and_without_map_location(probe):
-    assert probe["save_load"] == {"plain": "mlu:0", "cpu": "cpu", "mlu1": "mlu:1", "equal": True}
+    dev, probe = probe
+    assert probe["save_load"] == {"plain": f"{dev}:0", "cpu": "cpu", "device1": f"{dev}:1", "equal": True}
 
 
 def test_rng_seeds_and_states(probe):
+    _, probe = probe
     got = probe["rng"]
     assert got == {
         "seed_repeats": True,
@@ -105,6 +132,7 @@ def test_rng_seeds_and_states(probe):
 
 
 def test_autocast_and_grad_scaler(probe):
+    _, probe = probe
     got = probe["autocast"]
     assert (got["bf16"], got["fp16"], got["softmax_fp32"], got["outside"]) == (
         "torch.bfloat16",
@@ -117,24 +145,100 @@ def test_autocast_and_grad_scaler(probe):
 
 
 def test_events_streams_synchronize(probe):
+    dev, probe = probe
     got = probe["streams_events"]
     assert got["elapsed"] > 0 and got["query"] is True
-    assert got["stream_device"] == got["current_stream"] == "mlu:0"
+    assert got["stream_device"] == got["current_stream"] == f"{dev}:0"
 
 
 def test_memory_numbers_follow_allocations(probe):
+    _, probe = probe
     got = probe["memory"]
     assert got["grown"] == 4 * 1024 * 1024 and got["after_free"] == 0 and got["peak_minus_base"] == 4 * 1024 * 1024
     assert got["reserved_ge_allocated"] and got["free_le_total"] and got["other_device"]
     assert got["stats_keys"][0] == "active_bytes.all.current"
 
 
-def test_api_list_of_2_4(probe):
+def test_api_list_and_the_card(probe):
+    dev, probe = probe
     got = probe["api_list"]
-    assert got["has_memory_snapshot"] and not got["has_nvtx"]
-    assert "torch.mlu.nvtx" in got["nvtx_error"] and "2.4" in got["nvtx_error"]
     assert got["has_graph_stub"] and "not emulated" in got["graph_error"]  # listed but not emulated
-    assert got["amp_grad_scaler"] and got["bf16"] and got["version"] == "emulated-2.4"
+    assert got["amp_grad_scaler"] and got["bf16"] and got["version"].startswith("emulated-")
+    assert not got["has_nvtx"] and f"torch.{dev}.nvtx" in got["nvtx_error"]
+    if dev == "mlu":
+        assert got["has_memory_snapshot"] and "2.4" in got["nvtx_error"]
+        assert got["version"] == "emulated-2.4" and got["capability"] == [3, 0] and "MLU370" in got["card"]
+    else:
+        # torch_npu answers None unless TORCH_NPU_DEVICE_CAPABILITY says otherwise.
+        assert got["capability"] is None and "Ascend" in got["card"]
+        assert got["version"] == f"emulated-{LINE['npu']}" and f"torch_npu for torch {LINE['npu']}" in got["nvtx_error"]
+
+
+def test_npu_capability_follows_its_variable(built):
+    code = "import torch, torch_npu; print(torch.npu.get_device_capability())"
+    proc = emulated([sys.executable, "-c", code], target="npu", TORCH_NPU_DEVICE_CAPABILITY="9.0")
+    assert proc.stdout.strip() == "(9, 0)", proc.stderr[-2000:]
+
+
+def test_torch_npu_holds_what_libraries_import_from_it(built):
+    """transformers imports npu_fusion_attention from torch_npu when it finds torch_npu, and
+    Ascend's docs write torch_npu.npu.X: both are there; a fused operator the emulator lacks
+    says so when called. transformers and accelerate see the NPU."""
+    code = (
+        "import torch, torch_npu, torch_npu.npu\n"
+        "from torch_npu.npu import amp\n"
+        "from torch_npu import npu_fusion_attention, npu_rms_norm\n"
+        "from transformers.utils import is_torch_npu_available\n"
+        "from accelerate.utils import is_npu_available\n"
+        "print(torch_npu.npu is torch.npu, amp is torch.npu.amp, is_torch_npu_available(), is_npu_available())\n"
+        "print(torch.accelerator.current_accelerator(), torch.distributed.get_default_backend_for_device('npu'))\n"
+        "torch.npu.set_compile_mode(jit_compile=False)\n"
+        "try:\n    npu_rms_norm()\nexcept NotImplementedError as e:\n    print('NI', e)\n"
+    )
+    proc = emulated([sys.executable, "-c", code], target="npu", HF_HUB_OFFLINE="1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0] == "True True True True" and lines[1] == "npu hccl"
+    assert lines[2].startswith("NI torch_npu.npu_rms_norm")
+
+
+FLASH_ATTENTION_SCRIPT = """
+import torch, torch_npu
+from transformers import LlamaConfig, LlamaForCausalLM
+cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, max_position_embeddings=64)
+torch.manual_seed(0)
+eager = LlamaForCausalLM._from_config(cfg, attn_implementation="eager").to("npu").eval()
+flash = LlamaForCausalLM._from_config(cfg, attn_implementation="flash_attention_2", dtype=torch.float32).to("npu").eval()
+flash.load_state_dict(eager.state_dict())
+ids = torch.randint(0, 64, (2, 8), device="npu")
+mask = torch.ones(2, 8, dtype=torch.long, device="npu")
+mask[1, 5:] = 0  # padding: transformers unpads and calls the packed (TND) form
+with torch.no_grad():
+    full = (eager(input_ids=ids).logits - flash(input_ids=ids).logits).abs().max().item()
+    a, b = eager(input_ids=ids, attention_mask=mask).logits, flash(input_ids=ids, attention_mask=mask).logits
+    padded = max((a[0] - b[0]).abs().max().item(), (a[1, :5] - b[1, :5]).abs().max().item())
+print("DIFF", full, padded, flash.config._attn_implementation)
+"""
+
+
+def test_flash_attention_2_runs_on_the_emulated_npu(built):
+    """transformers sends flash_attention_2 on NPU to torch_npu.npu_fusion_attention (no
+    flash-attn package there): emulated, it gives eager attention's logits, causal and padded."""
+    pytest.importorskip("transformers")
+    proc = emulated([sys.executable, "-c", FLASH_ATTENTION_SCRIPT], target="npu", HF_HUB_OFFLINE="1", timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    _, full, padded, implementation = proc.stdout.strip().splitlines()[-1].split()
+    assert float(full) < 1e-5 and float(padded) < 1e-5 and implementation == "flash_attention_2"
+
+
+def test_one_vendor_package_per_process(built):
+    """A process emulating npu sees no torch_mlu (transformers would import it and register a
+    second device), also when its caller ran under the mlu emulator."""
+    code = "import importlib.util; print(importlib.util.find_spec('torch_mlu'), importlib.util.find_spec('torch_npu') is not None)"
+    inner = environment(target="npu", base=environment(target="mlu"))
+    proc = subprocess.run([sys.executable, "-c", code], env=inner, capture_output=True, text=True, cwd=ROOT)
+    assert proc.stdout.strip() == "None True", proc.stderr[-2000:]
 
 
 def test_api_list_follows_the_version(built):
@@ -159,62 +263,64 @@ def test_vendor_lists_differ_where_the_tables_do():
         apis.listed("9.9")
 
 
+@pytest.mark.parametrize("dev", TARGETS)
+def test_every_api_list_names_the_device_module(dev):
+    """The emulated module is cut to the list's torch.<dev> names (torch_npu.npu.X counts too):
+    a table without them would leave the module bare."""
+    assert apis.versions(dev), f"no API list for {dev}"
+    for version in apis.versions(dev):
+        assert {"synchronize", "device_count", "Stream", "amp.autocast"} <= apis.listed(version, dev), version
+    assert apis.default_version(dev) == apis.versions(dev)[-1]
+
+
+@pytest.mark.parametrize("dev", TARGETS)
 @pytest.mark.parametrize(("devices", "visible", "count"), [(None, "0,1,2", "3"), (4, "1,3,5", "2")])
-def test_device_count_from_mlu_visible_devices(built, devices, visible, count):
-    # --devices is the machine's card count; MLU_VISIBLE_DEVICES selects among the cards.
+def test_device_count_from_the_visible_devices_variable(built, dev, devices, visible, count):
+    # --devices is the machine's card count; MLU_VISIBLE_DEVICES (ASCEND_RT_VISIBLE_DEVICES)
+    # selects among the cards.
     proc = emulated(
-        [sys.executable, "-c", "import torch, torch_mlu; print(torch.mlu.device_count())"],
+        [sys.executable, "-c", f"import torch, torch_{dev}; print(torch.{dev}.device_count())"],
         devices=devices,
-        MLU_VISIBLE_DEVICES=visible,
+        target=dev,
+        **{DEVICES[dev].visible_variable: visible},
     )
     assert proc.stdout.strip() == count, proc.stderr[-2000:]
 
 
-def test_torch_mlu_is_only_on_the_path_of_processes_porter_starts():
+@pytest.mark.parametrize("dev", TARGETS)
+def test_the_vendor_package_is_only_on_the_path_of_processes_porter_starts(dev):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(ROOT)
-    proc = subprocess.run([sys.executable, "-c", "import torch_mlu"], env=env, capture_output=True, text=True)
-    assert proc.returncode != 0 and "No module named 'torch_mlu'" in proc.stderr
+    proc = subprocess.run([sys.executable, "-c", f"import torch_{dev}"], env=env, capture_output=True, text=True)
+    assert proc.returncode != 0 and f"No module named 'torch_{dev}'" in proc.stderr
 
 
-def test_porter_run_passes_the_exit_code_and_devices(built):
+@pytest.mark.parametrize("dev", TARGETS)
+def test_porter_run_passes_the_exit_code_and_devices(built, dev):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("MLU_VISIBLE_DEVICES", None)
-    code = "import sys, torch, torch_mlu; print(torch.mlu.device_count(), torch.ones(1, device='mlu:2').device); sys.exit(7)"
+    env.pop(DEVICES[dev].visible_variable, None)
+    code = (
+        f"import sys, torch, torch_{dev}; print(torch.{dev}.device_count(), torch.ones(1, device='{dev}:2').device);"
+        " sys.exit(7)"
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "porter", "run", "--emulate", "mlu", "--devices", "3", "--", "python", "-c", code],
+        [sys.executable, "-m", "porter", "run", "--emulate", dev, "--devices", "3", "--", "python", "-c", code],
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert proc.returncode == 7, proc.stderr[-2000:]
-    assert proc.stdout.strip() == "3 mlu:2"
+    assert proc.stdout.strip() == f"3 {dev}:2"
 
 
-def test_porter_run_rejects_an_unknown_version():
+@pytest.mark.parametrize("dev", TARGETS)
+def test_porter_run_rejects_an_unknown_version(dev):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "porter",
-            "run",
-            "--emulate",
-            "mlu",
-            "--target-version",
-            "1.0",
-            "--",
-            "python",
-            "-c",
-            "pass",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 2 and "1.0 is not a known torch_mlu line" in proc.stderr
+    cmd = [sys.executable, "-m", "porter", "run", "--emulate", dev, "--target-version", "1.0", "--", "python", "-c", ""]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    known = ", ".join(apis.versions(dev))
+    assert proc.returncode == 2 and f"1.0 is not a known torch_{dev} line (known: {known})" in proc.stderr
 
 
 def test_convert_and_check_never_import_torch(tmp_path):
@@ -236,6 +342,11 @@ def test_convert_and_check_never_import_torch(tmp_path):
     )
     assert proc.stderr.strip().endswith("NO-TORCH"), proc.stderr[-2000:]
     assert (tmp_path / "src_mlu" / "train.py").is_file()
+
+
+def for_target(script: str, dev: str) -> str:
+    """A script written for mlu and cncl, with the names of `dev` and its backend instead."""
+    return script.replace("mlu", dev).replace("cncl", DEVICES[dev].backend)
 
 
 CNCL_SCRIPT = """
@@ -273,26 +384,28 @@ dist.destroy_process_group()
 
 
 @pytest.mark.slow
-def test_cncl_backend_with_two_processes(built, tmp_path):
-    script = tmp_path / "cncl_check.py"
-    script.write_text(CNCL_SCRIPT, encoding="utf-8")
+@pytest.mark.parametrize("dev", TARGETS)
+def test_the_vendor_backend_with_two_processes(built, tmp_path, dev):
+    script = tmp_path / "backend_check.py"
+    script.write_text(for_target(CNCL_SCRIPT, dev), encoding="utf-8")
     proc = emulated(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(script)],
         devices=2,
         timeout=240,
+        target=dev,
         RESULTS=str(tmp_path),
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     got = {rank: json.loads((tmp_path / f"rank{rank}.json").read_text(encoding="utf-8")) for rank in (0, 1)}
     for rank, out in got.items():
-        assert out["backend"] == "cncl"
+        assert out["backend"] == DEVICES[dev].backend
         assert out["all_reduce"] == [3.0, 3.0, 3.0]
         assert out["broadcast"] == [1.0, 1.0]
         assert out["all_gather"] == [[0.0, 0.0], [1.0, 1.0]]
         assert out["reduce_scatter"] == ([0.0, 2.0] if rank == 0 else [4.0, 6.0])
         assert out["gather_shapes"] == [[0.0, 0.0, 1.0, 1.0], [0.0, 1.0]]
-        assert "Tensors must be MLU" in out["cpu_tensor"]
-        assert out["grad_device"] == f"mlu:{rank}"
+        assert f"Tensors must be {dev.upper()}" in out["cpu_tensor"]
+        assert out["grad_device"] == f"{dev}:{rank}"
     # DDP averages the gradients: inputs of 1 and 2 give 8*1.5 per weight on both ranks.
     assert got[0]["ddp_grad"] == got[1]["ddp_grad"] == [[12.0, 12.0, 12.0, 12.0]]
 
@@ -325,40 +438,42 @@ dist.destroy_process_group()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("world", [2, 4])
-def test_object_collectives_and_device_meshes_on_cncl(built, tmp_path, world):
-    """As on NCCL: objects are pickled into tensors on the current mlu device (the group has
-    "mlu" as its device), tensors inside them keep their device, and meshes and DTensors
-    build on cncl groups."""
+@pytest.mark.parametrize(("dev", "world"), [("mlu", 2), ("mlu", 4), ("npu", 2)])
+def test_object_collectives_and_device_meshes_on_the_vendor_backend(built, tmp_path, dev, world):
+    """As on NCCL: objects are pickled into tensors on the current device (the group has
+    "mlu" or "npu" as its device), tensors inside them keep their device, and meshes and
+    DTensors build on cncl and hccl groups."""
     script = tmp_path / "objects.py"
-    script.write_text(OBJECTS_AND_MESH_SCRIPT, encoding="utf-8")
+    script.write_text(for_target(OBJECTS_AND_MESH_SCRIPT, dev), encoding="utf-8")
     proc = emulated(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(world), str(script)],
         devices=world,
         timeout=300,
+        target=dev,
         RESULTS=str(tmp_path),
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     for rank in range(world):
         out = json.loads((tmp_path / f"rank{rank}.json").read_text(encoding="utf-8"))
-        assert out["object_device"] == "mlu"
-        assert out["all_gather_object"] == [[r, f"mlu:{r}", [float(r)]] for r in range(world)]
+        assert out["object_device"] == dev
+        assert out["all_gather_object"] == [[r, f"{dev}:{r}", [float(r)]] for r in range(world)]
         assert out["broadcast_object_list"] == [f"from{world - 1}", {"n": world - 1}]
         assert out["gather_object"] == ([["r", r] for r in range(world)] if rank == 0 else None)
         assert out["scatter_object_list"] == f"to{rank}"
         tp = world // 2
         first = rank - rank % tp  # the tp group holds ranks first .. first+tp-1
-        assert out["mesh"] == ["mlu", "cncl", 2, float(sum(range(first, first + tp)))]
-        assert out["dtensor"] == [[2.0 * rank, 2.0 * rank + 1], [float(i) for i in range(2 * world)], f"mlu:{rank}"]
+        assert out["mesh"] == [dev, DEVICES[dev].backend, 2, float(sum(range(first, first + tp)))]
+        assert out["dtensor"] == [[2.0 * rank, 2.0 * rank + 1], [float(i) for i in range(2 * world)], f"{dev}:{rank}"]
 
 
 GROUP_TEARDOWN_SCRIPT = """
 import gc, os, torch, torch_mlu, torch.distributed as dist
 from datetime import timedelta
-from porter.emulator.cncl import CnclProcessGroup
+from porter.emulator.collectives import group_class
+from porter.emulator.targets import MLU
 def gloo_threads():
     return sum(open(f"/proc/self/task/{t}/comm").read().strip() == "pt_gloo_runloop" for t in os.listdir("/proc/self/task"))
-group = CnclProcessGroup(dist.HashStore(), 0, 1, timedelta(seconds=60))
+group = group_class(MLU)(dist.HashStore(), 0, 1, timedelta(seconds=60))
 group.allreduce([torch.ones(8, device="mlu")]).wait()
 del group
 gc.collect()
@@ -367,7 +482,7 @@ print("GLOO_THREADS", gloo_threads(), flush=True)
 
 
 @pytest.mark.slow
-def test_a_cncl_group_is_not_torn_down_under_the_gil(built):
+def test_a_vendor_group_is_not_torn_down_under_the_gil(built):
     """Dropping the inner gloo group joins its threads with the GIL held, while one of them may
     need the GIL to release a finished collective's tensors: a 2-device LoRA run hung at exit
     so (rank 1 in ~ProcessGroupGloo's join under DDP's reducer, its gloo thread in a tensor's
@@ -405,22 +520,24 @@ print("LOSSES", [h["loss"] for h in trainer.state.log_history if "loss" in h])
 
 
 @pytest.mark.slow
-def test_transformers_trainer_runs_on_mlu(built, tmp_path):
+@pytest.mark.parametrize("dev", TARGETS)
+def test_transformers_trainer_runs_on_the_device(built, tmp_path, dev):
     pytest.importorskip("transformers")
     pytest.importorskip("accelerate")  # Trainer needs it; the emulate extra installs it
     proc = emulated(
-        [sys.executable, "-c", f"OUT = {str(tmp_path / 'out')!r}\n" + TRAINER_SCRIPT],
+        [sys.executable, "-c", f"OUT = {str(tmp_path / 'out')!r}\n" + for_target(TRAINER_SCRIPT, dev)],
         timeout=300,
+        target=dev,
         HF_HUB_OFFLINE="1",
         TOKENIZERS_PARALLELISM="false",
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in proc.stdout.splitlines() if " " in line}
-    assert lines["AVAILABLE"] == "True mlu"
-    assert lines["DEVICE"] == "mlu:0 mlu:0"
+    assert lines["AVAILABLE"] == f"True {dev}"
+    assert lines["DEVICE"] == f"{dev}:0 {dev}:0"
     losses = json.loads(lines["LOSSES"])
     assert len(losses) == 4 and losses[-1] < losses[0]
-    # The checkpoint holds the mlu RNG state (Trainer reads it through torch.mlu.random).
+    # The checkpoint holds the device's RNG state (Trainer reads it through torch.<dev>.random).
     assert (tmp_path / "out" / "checkpoint-16" / "rng_state.pth").is_file()
 
 
@@ -461,7 +578,7 @@ def test_two_checkouts_of_the_same_source_share_one_build(tmp_path, monkeypatch)
     monkeypatch.setattr(torch.utils.cpp_extension, "load", lambda name, sources, **kw: compiled.append(sources))
     text = build.SOURCE.read_bytes()
     for checkout in ("one", "two"):
-        source = tmp_path / checkout / "mlu_emulator.cpp"
+        source = tmp_path / checkout / build.SOURCE.name
         source.parent.mkdir()
         source.write_bytes(text)
         monkeypatch.setattr(build, "SOURCE", source)

@@ -1,4 +1,4 @@
-"""`porter run --emulate mlu -- CMD ...` and `porter verify OUT`: thin click commands over
+"""`porter run --emulate mlu|npu -- CMD ...` and `porter verify OUT`: thin click commands over
 porter.emulator and porter.verify. Neither imports torch in porter's own process."""
 
 from __future__ import annotations
@@ -9,20 +9,21 @@ from pathlib import Path
 import click
 
 from porter.commands.options import HELP, FiniteFloatRange
+from porter.emulator.targets import DEVICES
 
-EMULATE_TARGETS = ("mlu",)
+# The devices the emulator can be (porter/emulator/targets.py): a plain record, no torch.
+EMULATE_TARGETS = tuple(DEVICES)
 
 
-def _versions() -> list[str]:
+def _checked(version: str | None, target: str) -> str | None:
     from porter.emulator.apis import versions
 
-    return versions()
-
-
-def _checked(version: str | None) -> str | None:
-    if version is not None and version not in _versions():
+    known = versions(target)
+    if version is not None and version not in known:
+        package = DEVICES[target].package
+        listed = ", ".join(known) if known else f"none: porter has no {package} API list yet"
         raise click.BadParameter(
-            f"{version} is not a known torch_mlu line (known: {', '.join(_versions())})", param_hint="--target-version"
+            f"{version} is not a known {package} line (known: {listed})", param_hint="--target-version"
         )
     return version
 
@@ -33,21 +34,22 @@ def _checked(version: str | None) -> str | None:
     "--devices",
     type=click.IntRange(1, 16),
     default=None,
-    help="Cards the emulated machine has (default 1, or as many as MLU_VISIBLE_DEVICES names); MLU_VISIBLE_DEVICES selects among them.",
+    help="Cards the emulated machine has (default 1, or as many as the visible-devices variable names: "
+    "MLU_VISIBLE_DEVICES, ASCEND_RT_VISIBLE_DEVICES); that variable selects among them.",
 )
 @click.option(
     "--target-version",
     "version",
     default=None,
-    help="torch_mlu line whose API list torch.mlu exposes (default: the newest).",
+    help="Vendor package line whose API list torch.mlu / torch.npu exposes (default: the newest listed).",
 )
 @click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED)
 def run_cmd(emulate: str, devices: int | None, version: str | None, cmd: tuple[str, ...]) -> None:
-    """Run CMD (python, torchrun, a script) with an emulated torch_mlu; exits with CMD's code."""
+    """Run CMD (python, torchrun, a script) with an emulated torch_mlu or torch_npu; exits with CMD's code."""
     from porter.emulator.launch import EmulatorError, run
 
     try:
-        code = run(list(cmd), devices, _checked(version))
+        code = run(list(cmd), devices, _checked(version, emulate), target=emulate)
     except EmulatorError as exc:
         click.echo(f"porter: error: {exc}", err=True)
         code = 2
@@ -89,7 +91,7 @@ def run_cmd(emulate: str, devices: int | None, version: str | None, cmd: tuple[s
     "--devices",
     type=click.IntRange(1, 16),
     default=None,
-    help="Emulated cards for --run (default 1, or MLU_VISIBLE_DEVICES).",
+    help="Emulated cards for --run (default 1, or the target's visible-devices variable).",
 )
 def verify(
     out: Path,

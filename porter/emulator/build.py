@@ -23,8 +23,9 @@ from pathlib import Path
 
 from porter.core.datafiles import default_cache_dir
 
-SOURCE = Path(__file__).with_name("csrc") / "mlu_emulator.cpp"
-NAME = "porter_mlu_emulator"
+# One extension for every emulated target: the device's name is given at run time.
+SOURCE = Path(__file__).with_name("csrc") / "privateuse1.cpp"
+NAME = "porter_device_emulator"
 # What a build folder holds besides the build: its inputs, for whoever finds the folder.
 INPUTS_FILE = "porter-build.json"
 _NO_TORCH = "the emulator needs torch: pip install 'cuda-porter[emulate]'"

@@ -1,13 +1,16 @@
-"""The `torch.mlu` module of the emulated torch_mlu, restricted to one vendor API list.
+"""The `torch.<device>` module of an emulated vendor package (torch.mlu, torch.npu),
+restricted to one vendor API list.
 
 `torch.mlu.<name>` exists only when the chosen torch_mlu line lists it (apis.py); any other
 name raises AttributeError naming the API and the version, so `hasattr` answers as on the
-real package and code that leans on a newer API fails here, not on the cluster.
+real package and code that leans on a newer API fails here, not on the cluster. One process
+emulates one device (PrivateUse1 has one name per process): build_module records which.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 import types
 from collections import namedtuple
@@ -16,25 +19,28 @@ from typing import Any
 import torch
 
 from porter.emulator import apis
-from porter.emulator.memory import TOTAL_MEMORY, Memory
-
-DeviceProperties = namedtuple("DeviceProperties", "name major minor total_memory multi_processor_count")
+from porter.emulator.memory import Memory
+from porter.emulator.targets import MLU, EmulatedDevice
 
 
 class RestrictedModule(types.ModuleType):
     """A module holding only the allowed names; the rest raise AttributeError."""
 
-    def __init__(self, name: str, version: str, prefix: str = "") -> None:
+    def __init__(self, name: str, version: str | None, prefix: str = "", device: EmulatedDevice = MLU) -> None:
         super().__init__(name)
         self._porter_version = version
         self._porter_prefix = prefix
+        self._porter_device = device
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        api = f"torch.mlu.{self._porter_prefix}{name}"
+        device = self._porter_device
+        api = f"torch.{device.name}.{self._porter_prefix}{name}"
+        if self._porter_version is None:  # no list to check against: the emulator lacks it
+            raise AttributeError(f"{api}: porter's emulated {device.package} does not implement it")
         raise AttributeError(
-            f"{api} is not available in torch_mlu for torch {self._porter_version} "
+            f"{api} is not available in {device.package} for torch {self._porter_version} "
             f"(not in the vendor API list; emulated by porter)"
         )
 
@@ -43,7 +49,7 @@ def _not_implemented(api: str):
     """A listed API the emulator cannot honour: present, but says so when used."""
 
     def stub(*args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(f"{api} is listed for torch_mlu but not emulated by porter")
+        raise NotImplementedError(f"{api} is listed for {_DEV.package} but not emulated by porter")
 
     stub.__name__ = api.rsplit(".", 1)[1]
     return stub
@@ -85,7 +91,7 @@ class _Stream:
     """One synchronous stream per device."""
 
     def __init__(self, device: Any = None, priority: int = 0, **kwargs: Any) -> None:
-        self.device = torch.device("mlu", _index(device))
+        self.device = torch.device(_DEV.name, _index(device))
         self.priority = priority
 
     def query(self) -> bool:
@@ -113,6 +119,7 @@ class _Stream:
 
 
 _EXT: Any = None
+_DEV: EmulatedDevice = MLU  # the device this process emulates (build_module sets it)
 
 
 def _index(device: Any = None) -> int:
@@ -123,16 +130,16 @@ def _index(device: Any = None) -> int:
     if isinstance(device, str):
         device = torch.device(device)
     if isinstance(device, torch.device):
-        if device.type != "mlu":
-            raise ValueError(f"Expected an mlu device, got {device}")
+        if device.type != _DEV.name:
+            raise ValueError(f"Expected an {_DEV.name} device, got {device}")
         return int(_EXT.current_device()) if device.index is None else device.index
     if isinstance(device, _Stream):
         return device.device.index
-    raise ValueError(f"Expected an mlu device, got {device!r}")
+    raise ValueError(f"Expected an {_DEV.name} device, got {device!r}")
 
 
 class _DeviceContext:
-    """torch.mlu.device(i): makes i current inside the block."""
+    """torch.<device>.device(i): makes i current inside the block."""
 
     def __init__(self, device: Any) -> None:
         self.idx = -1 if device is None else _index(device)
@@ -148,13 +155,26 @@ class _DeviceContext:
             _EXT.set_device(self.prev)
 
 
-def _generator(device: Any = "mlu") -> torch.Generator:
+def _generator(device: Any = None) -> torch.Generator:
     return _EXT.default_generator(_index(device))
 
 
-def _functions(ext: Any, version: str) -> dict[str, Any]:
-    """Every torch.mlu name the emulator implements, before the list restricts them."""
-    memory = Memory(ext, _index)
+def _capability(device: EmulatedDevice) -> tuple[int, int] | None:
+    """get_device_capability's answer: the vendor's, or "major.minor" from its variable."""
+    raw = os.environ.get(device.capability_variable or "", "").strip()
+    if raw:
+        major, _, minor = raw.partition(".")
+        try:
+            return int(major), int(minor or 0)
+        except ValueError:
+            raise ValueError(f"{device.capability_variable}={raw!r} is not major.minor, e.g. 8.0") from None
+    return device.capability
+
+
+def _functions(ext: Any, version: str | None) -> dict[str, Any]:
+    """Every torch.<device> name the emulator implements, before the list restricts them."""
+    dev = _DEV
+    memory = Memory(ext, _index, dev)
     count = lambda: int(ext.device_count())  # noqa: E731
 
     def manual_seed(seed: int) -> None:
@@ -171,15 +191,24 @@ def _functions(ext: Any, version: str) -> dict[str, Any]:
         for i in range(count()):
             ext.default_generator(i).seed()
 
-    def get_rng_state(device: Any = "mlu") -> torch.Tensor:
+    def get_rng_state(device: Any = None) -> torch.Tensor:
         return _generator(device).get_state()
 
-    def set_rng_state(new_state: torch.Tensor, device: Any = "mlu") -> None:
+    def set_rng_state(new_state: torch.Tensor, device: Any = None) -> None:
         _generator(device).set_state(new_state.cpu())
 
-    def get_device_properties(device: Any = None) -> DeviceProperties:
+    # A record with the vendor's fields, as its own properties class has them.
+    fields = ("name", "total_memory", *(key for key, _ in dev.properties))
+    properties = namedtuple(f"{dev.label}DeviceProperties", fields)  # type: ignore[misc]
+    values = (f"{dev.card} (emulated by porter)", dev.total_memory, *(v for _, v in dev.properties))
+
+    def get_device_properties(device: Any = None) -> Any:
         _index(device)
-        return DeviceProperties("MLU370-X8 (emulated by porter)", 3, 0, TOTAL_MEMORY, 64)
+        return properties._make(values)
+
+    def get_device_capability(device: Any = None) -> tuple[int, int] | None:
+        _index(device)
+        return _capability(dev)
 
     def set_device(device: Any) -> None:
         index = _index(device)
@@ -196,7 +225,7 @@ def _functions(ext: Any, version: str) -> dict[str, Any]:
         "current_device": lambda: int(ext.current_device()),
         "set_device": set_device,
         "device": _DeviceContext,
-        "device_of": lambda obj: _DeviceContext(obj.get_device() if obj.device.type == "mlu" else -1),
+        "device_of": lambda obj: _DeviceContext(obj.get_device() if obj.device.type == dev.name else -1),
         "_get_device_index": lambda device=None, optional=False, allow_cpu=False: _index(device),
         "synchronize": lambda device=None: None,
         "is_initialized": lambda: True,
@@ -209,10 +238,13 @@ def _functions(ext: Any, version: str) -> dict[str, Any]:
         "can_device_access_peer": lambda device, peer: True,
         "get_amp_supported_dtype": lambda: [torch.float16, torch.bfloat16, torch.float32],
         "is_bf16_supported": lambda *a, **k: True,
-        "get_autocast_dtype": lambda: torch.get_autocast_dtype("mlu"),
-        "is_autocast_enabled": lambda: torch.is_autocast_enabled("mlu"),
+        "get_autocast_dtype": lambda: torch.get_autocast_dtype(dev.name),
+        "is_autocast_enabled": lambda: torch.is_autocast_enabled(dev.name),
         "get_device_name": lambda device=None: get_device_properties(device).name,
-        "get_device_capability": lambda device=None: (3, 0),
+        "get_device_capability": get_device_capability,
+        # torch_npu's graph-mode switch: eager is what the emulator runs either way.
+        "set_compile_mode": lambda jit_compile=False: None,
+        "is_jit_compile_false": lambda: True,
         "get_device_properties": get_device_properties,
         "manual_seed": manual_seed,
         "manual_seed_all": manual_seed_all,
@@ -224,7 +256,7 @@ def _functions(ext: Any, version: str) -> dict[str, Any]:
         "get_rng_state_all": lambda: [get_rng_state(i) for i in range(count())],
         "set_rng_state_all": lambda states: [set_rng_state(s, i) for i, s in enumerate(states)] and None,
         "Stream": _Stream,
-        "ExternalStream": _not_implemented("torch.mlu.ExternalStream"),
+        "ExternalStream": _not_implemented(f"torch.{dev.name}.ExternalStream"),
         "StreamContext": lambda s: stream(s),
         "Event": _Timer,
         "current_stream": lambda device=None: _Stream(device),
@@ -248,29 +280,30 @@ def _functions(ext: Any, version: str) -> dict[str, Any]:
         "set_per_process_memory_fraction": memory.set_per_process_memory_fraction,
     }
     for name in (
-        "MLUGraph",
+        dev.graph_class,
         "graph",
         "graph_pool_handle",
         "make_graphed_callables",
-        "MLUPluggableAllocator",
+        dev.pluggable_allocator,
         "change_current_allocator",
         "caching_allocator_alloc",
         "caching_allocator_delete",
     ):
-        fns[name] = _not_implemented(f"torch.mlu.{name}")
+        fns[name] = _not_implemented(f"torch.{dev.name}.{name}")
     return fns
 
 
-def _amp(version: str) -> types.ModuleType:
-    amp = RestrictedModule("torch.mlu.amp", version, "amp.")
+def _amp(version: str | None) -> types.ModuleType:
+    name = _DEV.name
+    amp = RestrictedModule(f"torch.{name}.amp", version, "amp.", _DEV)
 
     class autocast(torch.amp.autocast_mode.autocast):
-        """torch.mlu.amp.autocast: torch.autocast("mlu") with CUDA's old signature."""
+        """torch.<device>.amp.autocast: torch.autocast(<device>) with CUDA's old signature."""
 
         def __init__(
             self, enabled: bool = True, dtype: torch.dtype = torch.float16, cache_enabled: bool = True
         ) -> None:
-            super().__init__("mlu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+            super().__init__(name, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
     class GradScaler(torch.amp.GradScaler):
         def __init__(
@@ -282,7 +315,7 @@ def _amp(version: str) -> types.ModuleType:
             enabled: bool = True,
         ) -> None:
             super().__init__(
-                "mlu",
+                name,
                 init_scale=init_scale,
                 growth_factor=growth_factor,
                 backoff_factor=backoff_factor,
@@ -295,30 +328,35 @@ def _amp(version: str) -> types.ModuleType:
     found = {
         "autocast": autocast,
         "GradScaler": GradScaler,
-        "custom_fwd": functools.partial(torch.amp.custom_fwd, device_type="mlu"),
-        "custom_bwd": functools.partial(torch.amp.custom_bwd, device_type="mlu"),
+        "custom_fwd": functools.partial(torch.amp.custom_fwd, device_type=name),
+        "custom_bwd": functools.partial(torch.amp.custom_bwd, device_type=name),
     }
-    for name, value in found.items():
-        if apis.allowed(version, f"amp.{name}"):
-            setattr(amp, name, value)
+    for key, value in found.items():
+        if apis.allowed(version, f"amp.{key}", name):
+            setattr(amp, key, value)
     return amp
 
 
-def build_module(ext: Any, version: str) -> RestrictedModule:
-    """torch.mlu for one torch_mlu line."""
-    global _EXT
-    _EXT = ext
-    module = RestrictedModule("torch.mlu", version)
-    allowed = apis.top_level(version)
-    for name, value in _functions(ext, version).items():
-        if name in allowed or name.startswith("_"):
-            setattr(module, name, value)
+def build_module(ext: Any, version: str | None, device: EmulatedDevice = MLU) -> RestrictedModule:
+    """torch.<device> for one line of the vendor package (version None: no API list)."""
+    global _EXT, _DEV
+    _EXT, _DEV = ext, device
+    name = device.name
+
+    def restricted(sub: str) -> RestrictedModule:
+        return RestrictedModule(f"torch.{name}.{sub}", version, f"{sub}.", device)
+
+    module = RestrictedModule(f"torch.{name}", version, "", device)
+    exposed = apis.top_level(version, name)
+    for key, value in _functions(ext, version).items():
+        if version is None or key in exposed or key.startswith("_"):
+            setattr(module, key, value)
     module.amp = _amp(version)
-    mem = RestrictedModule("torch.mlu.memory", version, "memory.")
-    for name in ("_snapshot", "_record_memory_history", "_dump_snapshot"):
-        if apis.allowed(version, f"memory.{name}"):
-            setattr(mem, name, (lambda *a, **k: {}) if name == "_snapshot" else (lambda *a, **k: None))
-    for name in (
+    mem = restricted("memory")
+    for key in ("_snapshot", "_record_memory_history", "_dump_snapshot"):
+        if apis.allowed(version, f"memory.{key}", name):
+            setattr(mem, key, (lambda *a, **k: {}) if key == "_snapshot" else (lambda *a, **k: None))
+    for key in (
         "memory_allocated",
         "max_memory_allocated",
         "memory_reserved",
@@ -328,11 +366,11 @@ def build_module(ext: Any, version: str) -> RestrictedModule:
         "memory_stats",
         "empty_cache",
     ):
-        if hasattr(module, name):
-            setattr(mem, name, getattr(module, name))
+        if hasattr(module, key):
+            setattr(mem, key, getattr(module, key))
     module.memory = mem
-    rng = RestrictedModule("torch.mlu.random", version, "random.")
-    for name in (
+    rng = restricted("random")
+    for key in (
         "get_rng_state",
         "set_rng_state",
         "get_rng_state_all",
@@ -343,16 +381,16 @@ def build_module(ext: Any, version: str) -> RestrictedModule:
         "seed_all",
         "initial_seed",
     ):
-        setattr(rng, name, getattr(module, name))
+        setattr(rng, key, getattr(module, key))
     module.random = rng
-    if "cnpx" in allowed:
-        cnpx = RestrictedModule("torch.mlu.cnpx", version, "cnpx.")
+    if "cnpx" in exposed:  # Cambricon's NVTX
+        cnpx = restricted("cnpx")
         cnpx.mark = lambda msg: None
         cnpx.range_push = lambda msg: 0
         cnpx.range_pop = lambda: 0
         module.cnpx = cnpx
     # Listed names the emulator does not implement yet still exist, and say so when used.
-    for name in apis.top_level(version):
-        if name not in module.__dict__:
-            setattr(module, name, _not_implemented(f"torch.mlu.{name}"))
+    for key in exposed:
+        if key not in module.__dict__:
+            setattr(module, key, _not_implemented(f"torch.{name}.{key}"))
     return module

@@ -1,5 +1,5 @@
 """Start commands under the emulator: build the extension once, then run with the
-emulated torch_mlu on the path. No torch in porter's own process."""
+emulated vendor package (torch_mlu, torch_npu) on the path. No torch in porter's own process."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def prepare(quiet: bool = False) -> float:
         raise EmulatorError(str(exc)) from None
     if not quiet:
         print(
-            f"porter: building the emulated torch_mlu into {build_dir()} (once per environment, about a minute)...",
+            f"porter: building the emulated device into {build_dir()} (once per environment, about a minute)...",
             file=sys.stderr,
             flush=True,
         )
@@ -34,28 +34,31 @@ def prepare(quiet: bool = False) -> float:
     proc = subprocess.run([sys.executable, "-c", code], env=environment(), capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
-        raise EmulatorError("building the emulated torch_mlu failed:\n" + "\n".join(tail))
+        raise EmulatorError("building the emulated device failed:\n" + "\n".join(tail))
     return time.perf_counter() - start
 
 
-def run(cmd: list[str], devices: int | None = None, version: str | None = None, cwd: str | None = None) -> int:
-    """Run `cmd` under the emulator and return its exit code (128+N when killed by signal N)."""
+def run(
+    cmd: list[str], devices: int | None = None, version: str | None = None, cwd: str | None = None, target: str = "mlu"
+) -> int:
+    """Run `cmd` under the emulator of `target` and return its exit code (128+N when killed by
+    signal N)."""
     prepare()
     try:
-        proc = subprocess.run(cmd, env=environment(devices, version), cwd=cwd)
+        proc = subprocess.run(cmd, env=environment(devices, version, target=target), cwd=cwd)
     except FileNotFoundError:
         if "/" in cmd[0] and os.path.isfile(cmd[0]):  # the file is there: what its #! line names is not
             raise EmulatorError(
-                f"cannot run {cmd[0]}: the interpreter its #! line names is not found{_hint(cmd[0])}"
+                f"cannot run {cmd[0]}: the interpreter its #! line names is not found{_hint(cmd[0], target)}"
             ) from None
         raise EmulatorError(f"command not found: {cmd[0]}") from None
     except OSError as exc:  # not executable, a folder, not a program (no #! line, not a binary)
-        raise EmulatorError(f"cannot run {cmd[0]}: {exc.strerror or exc}{_hint(cmd[0])}") from None
+        raise EmulatorError(f"cannot run {cmd[0]}: {exc.strerror or exc}{_hint(cmd[0], target)}") from None
     return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
 
 
-def _hint(program: str) -> str:
+def _hint(program: str, target: str) -> str:
     """What to do about a command the system would not start: a Python file is run by python."""
     if program.endswith(".py"):
-        return f" (run it with its interpreter: porter run --emulate mlu -- python {program})"
+        return f" (run it with its interpreter: porter run --emulate {target} -- python {program})"
     return " (name an executable program, or run the file with its interpreter)"

@@ -1,21 +1,23 @@
-"""torch.mlu memory functions: host accounting kept by the extension's allocator.
+"""torch.mlu / torch.npu memory functions: host accounting kept by the extension's allocator.
 
 Numbers are plausible rather than real: "reserved" is the allocated bytes rounded up to
-2 MiB blocks (what a caching allocator would hold), and every device reports the 32 GiB of
-an MLU370 card.
+2 MiB blocks (what a caching allocator would hold), and every device reports the memory of
+the target's card (targets.py: 32 GiB for an MLU370, 64 GiB for an Ascend 910B).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-TOTAL_MEMORY = 32 * 1024**3
+from porter.emulator.targets import EmulatedDevice
+
 _BLOCK = 2 * 1024**2
 
 
 class Memory:
-    def __init__(self, ext: Any, index: Any) -> None:
+    def __init__(self, ext: Any, index: Any, device: EmulatedDevice) -> None:
         self._ext = ext
+        self._device = device
         self._index = index  # device argument -> int
         self._peak_reserved: dict[int, int] = {}
         self.fraction = 1.0
@@ -44,7 +46,8 @@ class Memory:
         self._peak_reserved[d] = 0
 
     def mem_get_info(self, device=None) -> tuple[int, int]:
-        return TOTAL_MEMORY - self.memory_reserved(device), TOTAL_MEMORY
+        total = self._device.total_memory
+        return total - self.memory_reserved(device), total
 
     def memory_stats(self, device=None) -> dict[str, int]:
         d = self._index(device)
@@ -61,7 +64,7 @@ class Memory:
         return dict(sorted(stats.items()))
 
     def memory_summary(self, device=None, abbreviated: bool = False) -> str:
-        lines = [f"|  porter emulated MLU memory summary, device {self._index(device)}  |"]
+        lines = [f"|  porter emulated {self._device.label} memory summary, device {self._index(device)}  |"]
         lines += [f"|  {k:<32} {v:>16,}  |" for k, v in self.memory_stats(device).items()]
         return "\n".join(lines)
 

@@ -1,16 +1,21 @@
-"""Device-semantics probe for tests/test_emulator.py, run under the emulator.
+"""Device-semantics probe for tests/test_emulator.py, run under the emulator of the device
+named on the command line (mlu, npu).
 
 Each check runs in this one process (torch is imported once) and records either its
 observations or the error it raised; the test asserts on the JSON this prints.
 """
 
+import importlib
 import io
 import json
 import sys
 import traceback
 
 import torch
-import torch_mlu  # noqa: F401
+
+DEV = sys.argv[1] if len(sys.argv) > 1 else "mlu"
+vendor = importlib.import_module(f"torch_{DEV}")
+mod = getattr(torch, DEV)  # torch.mlu, torch.npu
 
 results = {}
 
@@ -37,37 +42,37 @@ def raises(fn):
 
 @check
 def factories():
-    a = torch.arange(6, dtype=torch.float32, device="mlu").reshape(2, 3)
-    b = torch.ones(2, 3).to("mlu:1")
-    c = torch.zeros(2, 3).mlu()
-    lin = torch.nn.Linear(3, 2).mlu()
+    a = torch.arange(6, dtype=torch.float32, device=DEV).reshape(2, 3)
+    b = torch.ones(2, 3).to(f"{DEV}:1")
+    c = getattr(torch.zeros(2, 3), DEV)()  # Tensor.mlu() / Tensor.npu()
+    lin = getattr(torch.nn.Linear(3, 2), DEV)()
     return {
         "devices": [str(a.device), str(b.device), str(c.device), str(lin.weight.device)],
-        "is_mlu": [a.is_mlu, torch.ones(1).is_mlu],
+        "is_device": [getattr(a, f"is_{DEV}"), getattr(torch.ones(1), f"is_{DEV}")],
         "values": a.cpu().tolist(),
         "to_cpu_equal": torch.equal(a.to("cpu"), torch.arange(6.0).reshape(2, 3)),
-        "copy_between_devices": b.to("mlu:0").add(1).cpu().tolist(),
+        "copy_between_devices": b.to(f"{DEV}:0").add(1).cpu().tolist(),
         "view_shares": (a.view(-1).add_(1), a.cpu().tolist())[1],
-        "full": torch.full((2,), 7.0, device="mlu").cpu().tolist(),
+        "full": torch.full((2,), 7.0, device=DEV).cpu().tolist(),
         "empty_like_device": str(torch.empty_like(a).device),
     }
 
 
 @check
 def current_device():
-    before = torch.mlu.current_device()
-    torch.mlu.set_device(1)
-    on_default = str(torch.ones(1, device="mlu").device)
-    torch.mlu.set_device(0)
-    with torch.mlu.device(1):
-        inside = torch.mlu.current_device()
+    before = mod.current_device()
+    mod.set_device(1)
+    on_default = str(torch.ones(1, device=DEV).device)
+    mod.set_device(0)
+    with mod.device(1):
+        inside = mod.current_device()
     return {
         "before": before,
         "default_after_set": on_default,
         "inside": inside,
-        "after": torch.mlu.current_device(),
-        "count": torch.mlu.device_count(),
-        "bad_index": raises(lambda: torch.ones(1, device="mlu:5")),
+        "after": mod.current_device(),
+        "count": mod.device_count(),
+        "bad_index": raises(lambda: torch.ones(1, device=f"{DEV}:5")),
     }
 
 
@@ -89,22 +94,22 @@ def _train(device):
 
 @check
 def training_matches_cpu():
-    mlu, grad_device = _train("mlu")
+    on_device, grad_device = _train(DEV)
     cpu, _ = _train("cpu")
-    return {"mlu": mlu, "cpu": cpu, "grad_device": grad_device}
+    return {"device": on_device, "cpu": cpu, "grad_device": grad_device}
 
 
 @check
 def cross_device():
-    a = torch.ones(3, device="mlu")
+    a = torch.ones(3, device=DEV)
     return {
         "cpu_tensor": raises(lambda: a + torch.ones(3)),
         "cpu_first": raises(lambda: torch.ones(3) * a),
-        "other_mlu": raises(lambda: a + torch.ones(3, device="mlu:1")),
-        "matmul_cpu": raises(lambda: torch.ones(2, 3, device="mlu") @ torch.ones(3, 2)),
+        "other_device": raises(lambda: a + torch.ones(3, device=f"{DEV}:1")),
+        "matmul_cpu": raises(lambda: torch.ones(2, 3, device=DEV) @ torch.ones(3, 2)),
         "cuda": raises(lambda: a + torch.ones(3, device="cuda")),
         "cpu_scalar_ok": (a * torch.tensor(2.0)).cpu().tolist(),
-        "cpu_index_ok": torch.arange(5.0, device="mlu")[torch.tensor([0, 3])].cpu().tolist(),
+        "cpu_index_ok": torch.arange(5.0, device=DEV)[torch.tensor([0, 3])].cpu().tolist(),
     }
 
 
@@ -112,15 +117,15 @@ def cross_device():
 def out_arguments():
     import warnings
 
-    x = torch.arange(6.0, device="mlu").reshape(2, 3)
-    empty = torch.empty(0, device="mlu")
+    x = torch.arange(6.0, device=DEV).reshape(2, 3)
+    empty = torch.empty(0, device=DEV)
     torch.add(x, x, out=empty)
-    exact = torch.empty(2, 3, device="mlu")
+    exact = torch.empty(2, 3, device=DEV)
     exact_ptr = exact.data_ptr()
     torch.mul(x, 2, out=exact)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        wrong = torch.empty(2, device="mlu")
+        wrong = torch.empty(2, device=DEV)
         torch.add(x, 1, out=wrong)
         mse_warnings_before = len(caught)
         torch.nn.functional.mse_loss(x, x + 1)
@@ -136,16 +141,16 @@ def out_arguments():
 
 @check
 def save_load():
-    model = torch.nn.Linear(4, 2).mlu()
+    model = torch.nn.Linear(4, 2).to(DEV)
     buf = io.BytesIO()
     torch.save(model.state_dict(), buf)
     plain = torch.load(io.BytesIO(buf.getvalue()))
     to_cpu = torch.load(io.BytesIO(buf.getvalue()), map_location="cpu")
-    to_one = torch.load(io.BytesIO(buf.getvalue()), map_location="mlu:1")
+    to_one = torch.load(io.BytesIO(buf.getvalue()), map_location=f"{DEV}:1")
     return {
         "plain": str(plain["weight"].device),
         "cpu": str(to_cpu["weight"].device),
-        "mlu1": str(to_one["weight"].device),
+        "device1": str(to_one["weight"].device),
         "equal": torch.equal(to_cpu["weight"], model.weight.detach().cpu()),
     }
 
@@ -153,22 +158,22 @@ def save_load():
 @check
 def rng():
     torch.manual_seed(123)
-    first = torch.randn(4, device="mlu").cpu()
+    first = torch.randn(4, device=DEV).cpu()
     torch.manual_seed(123)
-    again = torch.randn(4, device="mlu").cpu()
-    state = torch.mlu.get_rng_state()
-    x = torch.rand(4, device="mlu").cpu()
-    torch.mlu.set_rng_state(state)
-    y = torch.rand(4, device="mlu").cpu()
-    torch.mlu.manual_seed(5)
+    again = torch.randn(4, device=DEV).cpu()
+    state = mod.get_rng_state()
+    x = torch.rand(4, device=DEV).cpu()
+    mod.set_rng_state(state)
+    y = torch.rand(4, device=DEV).cpu()
+    mod.manual_seed(5)
     cpu_before = torch.get_rng_state()
-    torch.rand(4, device="mlu")
-    via_submodule = torch.equal(torch.mlu.random.get_rng_state(), torch.mlu.get_rng_state())
+    torch.rand(4, device=DEV)
+    via_submodule = torch.equal(mod.random.get_rng_state(), mod.get_rng_state())
     return {
         "seed_repeats": torch.equal(first, again),
         "state_restores": torch.equal(x, y),
         "random_submodule": via_submodule,
-        "all_states": len(torch.mlu.random.get_rng_state_all()),
+        "all_states": len(mod.random.get_rng_state_all()),
         "cpu_stream_untouched": torch.equal(cpu_before, torch.get_rng_state()),
         "state_type": str(state.dtype),
     }
@@ -176,17 +181,17 @@ def rng():
 
 @check
 def autocast():
-    lin = torch.nn.Linear(4, 4).mlu()
-    x = torch.randn(2, 4, device="mlu")
-    with torch.autocast("mlu", dtype=torch.bfloat16):
+    lin = torch.nn.Linear(4, 4).to(DEV)
+    x = torch.randn(2, 4, device=DEV)
+    with torch.autocast(DEV, dtype=torch.bfloat16):
         bf = lin(x)
         soft = torch.softmax(bf, -1)
-    with torch.mlu.amp.autocast(dtype=torch.float16):
+    with mod.amp.autocast(dtype=torch.float16):
         fp = lin(x)
-    scaler = torch.mlu.amp.GradScaler()
+    scaler = mod.amp.GradScaler()
     opt = torch.optim.SGD(lin.parameters(), lr=0.1)
     before = lin.weight.detach().cpu().clone()
-    with torch.autocast("mlu", dtype=torch.float16):
+    with torch.autocast(DEV, dtype=torch.float16):
         loss = lin(x).float().pow(2).mean()
     scaler.scale(loss).backward()
     scaler.step(opt)
@@ -198,61 +203,63 @@ def autocast():
         "outside": str(lin(x).dtype),
         "scaler_stepped": not torch.equal(before, lin.weight.detach().cpu()),
         "scale": scaler.get_scale(),
-        "amp_dtypes": [str(d) for d in torch.mlu.get_amp_supported_dtype()],
+        "amp_dtypes": [str(d) for d in mod.get_amp_supported_dtype()],
     }
 
 
 @check
 def streams_events():
-    start, end = torch.mlu.Event(enable_timing=True), torch.mlu.Event(enable_timing=True)
+    start, end = mod.Event(enable_timing=True), mod.Event(enable_timing=True)
     start.record()
-    torch.randn(64, 64, device="mlu") @ torch.randn(64, 64, device="mlu")
+    torch.randn(64, 64, device=DEV) @ torch.randn(64, 64, device=DEV)
     end.record()
-    torch.mlu.synchronize()
-    s = torch.mlu.Stream()
-    with torch.mlu.stream(s):
+    mod.synchronize()
+    s = mod.Stream()
+    with mod.stream(s):
         pass
     return {
         "elapsed": start.elapsed_time(end),
         "query": end.query(),
         "stream_device": str(s.device),
-        "current_stream": str(torch.mlu.current_stream().device),
+        "current_stream": str(mod.current_stream().device),
     }
 
 
 @check
 def memory():
-    torch.mlu.reset_peak_memory_stats()
-    base = torch.mlu.memory_allocated()
-    big = torch.empty(1024, 1024, device="mlu")  # 4 MiB
-    grown = torch.mlu.memory_allocated() - base
+    mod.reset_peak_memory_stats()
+    base = mod.memory_allocated()
+    big = torch.empty(1024, 1024, device=DEV)  # 4 MiB
+    grown = mod.memory_allocated() - base
     del big
-    after = torch.mlu.memory_allocated() - base
-    stats = torch.mlu.memory_stats()
-    free, total = torch.mlu.mem_get_info()
+    after = mod.memory_allocated() - base
+    stats = mod.memory_stats()
+    free, total = mod.mem_get_info()
     return {
         "grown": grown,
         "after_free": after,
-        "peak_minus_base": torch.mlu.max_memory_allocated() - base,
-        "reserved_ge_allocated": torch.mlu.memory_reserved() >= torch.mlu.memory_allocated(),
+        "peak_minus_base": mod.max_memory_allocated() - base,
+        "reserved_ge_allocated": mod.memory_reserved() >= mod.memory_allocated(),
         "stats_keys": sorted(stats)[:3],
         "free_le_total": 0 < free <= total,
-        "other_device": torch.mlu.memory_allocated(1) >= 0,
+        "other_device": mod.memory_allocated(1) >= 0,
     }
 
 
 @check
 def api_list():
-    missing = raises(lambda: torch.mlu.nvtx)
+    missing = raises(lambda: mod.nvtx)
     return {
-        "has_memory_snapshot": hasattr(torch.mlu, "memory_snapshot"),
-        "has_nvtx": hasattr(torch.mlu, "nvtx"),
+        "has_memory_snapshot": hasattr(mod, "memory_snapshot"),
+        "has_nvtx": hasattr(mod, "nvtx"),
         "nvtx_error": missing,
-        "has_graph_stub": hasattr(torch.mlu, "MLUGraph"),
-        "graph_error": raises(lambda: torch.mlu.MLUGraph()),
-        "amp_grad_scaler": hasattr(torch.mlu.amp, "GradScaler"),
-        "bf16": torch.mlu.is_bf16_supported(),
-        "version": torch_mlu.__version__,
+        "has_graph_stub": hasattr(mod, f"{DEV.upper()}Graph"),
+        "graph_error": raises(lambda: getattr(mod, f"{DEV.upper()}Graph")()),
+        "amp_grad_scaler": hasattr(mod.amp, "GradScaler"),
+        "bf16": mod.is_bf16_supported(),
+        "version": vendor.__version__,
+        "capability": mod.get_device_capability(),
+        "card": mod.get_device_name(),
     }
 
 

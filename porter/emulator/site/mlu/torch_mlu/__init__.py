@@ -4,7 +4,6 @@ Only processes started by `porter run --emulate mlu` / `porter verify` have this
 path; see porter/emulator/__init__.py.
 """
 
-from porter.emulator.runtime import install as _install
+from porter.emulator.vendor import load as _load
 
-_mlu = _install()
-__version__ = "emulated-" + _mlu._porter_version
+globals().update(_load("mlu", __name__))

@@ -1,10 +1,13 @@
-// An emulated MLU device for torch's PrivateUse1 backend: tensors on "mlu:N" live in host
-// memory and every op runs the CPU kernel on zero-copy CPU aliases of its inputs.
+// An emulated accelerator for torch's PrivateUse1 backend: tensors on "<name>:N" live in host
+// memory and every op runs the CPU kernel on zero-copy CPU aliases of its inputs. The name
+// ("mlu", "npu") is the one Python gives PrivateUse1 (torch.utils.rename_privateuse1_backend)
+// before the first tensor is made; nothing here depends on it, so one build serves every
+// emulated target, and messages read it back (c10::get_privateuse1_backend).
 //
 // Why C++ and not a Python __torch_dispatch__ subclass: a tiny Llama trains at 1.0x CPU
 // time here against 3.5-4.4x for an unwrap/rewrap prototype (benchmarks/README.md), and
 // the Python route cannot give DDP a pinned allocator nor load checkpoints whose storages
-// are tagged mlu:0.
+// are tagged mlu:0 / npu:0.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/EmptyTensor.h>
@@ -25,6 +28,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <string>
 #include <unordered_set>
 
 namespace {
@@ -32,6 +36,9 @@ namespace {
 constexpr int kMaxDevices = 16;
 std::atomic<int> g_device_count{1};
 thread_local c10::DeviceIndex t_current_device = 0;
+// The variable that selects cards on the emulated target (MLU_VISIBLE_DEVICES,
+// ASCEND_RT_VISIBLE_DEVICES), named in the invalid-ordinal message; set once at install.
+std::string g_visible_variable = "the visible-devices variable";
 
 // Host accounting per device: what memory_allocated / max_memory_allocated report.
 std::atomic<int64_t> g_allocated[kMaxDevices];
@@ -46,8 +53,8 @@ void count_alloc(int dev, int64_t bytes) {
 
 c10::DeviceIndex check_index(c10::DeviceIndex index) {
   TORCH_CHECK(index >= 0 && index < g_device_count.load(),
-              "mlu: invalid device ordinal ", int(index), " (", g_device_count.load(),
-              " emulated device(s); set MLU_VISIBLE_DEVICES or porter's --devices)");
+              c10::get_privateuse1_backend(), ": invalid device ordinal ", int(index), " (", g_device_count.load(),
+              " emulated device(s); set ", g_visible_variable, " or porter's --devices)");
   return index;
 }
 
@@ -67,7 +74,7 @@ void free_block(void* ctx) {
   delete block;
 }
 
-struct MluAllocator final : c10::Allocator {
+struct DeviceAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t nbytes) override {
     c10::DeviceIndex dev = t_current_device;
     void* data = nbytes ? c10::alloc_cpu(nbytes) : nullptr;
@@ -80,7 +87,7 @@ struct MluAllocator final : c10::Allocator {
     default_copy_data(dest, src, count);
   }
 };
-MluAllocator g_allocator;
+DeviceAllocator g_allocator;
 
 // Pinned host memory: plain host memory whose pointers are remembered, because DataLoader
 // (pin_memory=True) and DDP's reducer ask the accelerator for it.
@@ -111,7 +118,7 @@ struct PinnedAllocator final : c10::Allocator {
 };
 PinnedAllocator g_pinned_allocator;
 
-// One generator per device: mlu random streams are separate from the CPU's, as on hardware.
+// One generator per device: device random streams are separate from the CPU's, as on hardware.
 std::once_flag g_generators_once;
 std::vector<at::Generator> g_generators;
 
@@ -122,7 +129,7 @@ const at::Generator& device_generator(c10::DeviceIndex index) {
   return g_generators[index < 0 ? t_current_device : index];
 }
 
-struct MluHooks final : at::PrivateUse1HooksInterface {
+struct DeviceHooks final : at::PrivateUse1HooksInterface {
   bool isBuilt() const override { return true; }
   bool isAvailable() const override { return g_device_count.load() > 0; }
   bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
@@ -158,7 +165,7 @@ struct MluHooks final : at::PrivateUse1HooksInterface {
 
 // Device guard: a thread-local current device, one stream per device, events are timers
 // (all work is synchronous, so an event completes when it is recorded).
-struct MluGuardImpl final : c10::impl::DeviceGuardImplInterface {
+struct DeviceGuardImpl final : c10::impl::DeviceGuardImplInterface {
   static constexpr c10::DeviceType D = c10::DeviceType::PrivateUse1;
   c10::DeviceType type() const override { return D; }
   c10::Device exchangeDevice(c10::Device d) const override {
@@ -188,17 +195,17 @@ struct MluGuardImpl final : c10::impl::DeviceGuardImplInterface {
   void synchronizeDevice(const c10::DeviceIndex) const override {}
   void recordDataPtrOnStream(const c10::DataPtr&, const c10::Stream&) const override {}
   double elapsedTime(void* a, void* b, const c10::DeviceIndex) const override {
-    TORCH_CHECK(a && b, "mlu: both events must be recorded before elapsed_time()");
+    TORCH_CHECK(a && b, c10::get_privateuse1_backend(), ": both events must be recorded before elapsed_time()");
     return *static_cast<double*>(b) - *static_cast<double*>(a);
   }
 };
 
-bool is_mlu(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
+bool on_device(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
 
 // A CPU tensor over the same bytes (whole storage, same sizes/strides/offset), so that CPU
-// kernels read and write the mlu tensor in place and views can be mapped back by offset.
+// kernels read and write the device tensor in place and views can be mapped back by offset.
 // A resizable alias (for out= arguments) may be given a new CPU buffer by the kernel; the
-// fallback then copies the result back into the mlu tensor.
+// fallback then copies the result back into the device tensor.
 at::Tensor cpu_alias(const at::Tensor& t, bool resizable = false) {
   const auto& storage = t.storage();
   c10::Storage alias_storage(c10::Storage::use_byte_size_t(), storage.nbytes(),
@@ -213,8 +220,8 @@ at::Tensor cpu_alias(const at::Tensor& t, bool resizable = false) {
   return out;
 }
 
-// An mlu tensor over `storage` with the layout of the CPU tensor `like`.
-at::Tensor mlu_over(c10::Storage storage, const at::Tensor& like, bool zero = false) {
+// A device tensor over `storage` with the layout of the CPU tensor `like`.
+at::Tensor device_over(c10::Storage storage, const at::Tensor& like, bool zero = false) {
   auto keys = c10::DispatchKeySet(c10::DispatchKey::PrivateUse1);
   if (zero) keys = keys.add(c10::DispatchKey::ZeroTensor);
   auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), keys, like.dtype());
@@ -225,10 +232,10 @@ at::Tensor mlu_over(c10::Storage storage, const at::Tensor& like, bool zero = fa
   return out;
 }
 
-// A new CPU result becomes an mlu tensor that owns the CPU buffer (no copy).
+// A new CPU result becomes a device tensor that owns the CPU buffer (no copy).
 at::Tensor adopt(const at::Tensor& r, c10::DeviceIndex dev) {
   if (r._is_zerotensor()) {  // no storage to read: keep the ZeroTensor key (reading it segfaults otherwise)
-    return mlu_over(c10::Storage(c10::Storage::use_byte_size_t(), 0,
+    return device_over(c10::Storage(c10::Storage::use_byte_size_t(), 0,
                                  c10::DataPtr(nullptr, c10::Device(c10::DeviceType::PrivateUse1, dev)), nullptr, false),
                     r, /*zero=*/true);
   }
@@ -238,22 +245,22 @@ at::Tensor adopt(const at::Tensor& r, c10::DeviceIndex dev) {
   count_alloc(dev, bytes);
   c10::DataPtr ptr(block->data, block, &free_block, c10::Device(c10::DeviceType::PrivateUse1, dev));
   c10::Storage storage(c10::Storage::use_byte_size_t(), bytes, std::move(ptr), &g_allocator, /*resizable=*/true);
-  return mlu_over(std::move(storage), r);
+  return device_over(std::move(storage), r);
 }
 
 [[noreturn]] void device_mismatch(const std::string& op, const at::Device& a, const at::Device& b) {
   TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ", a.str(), " and ",
-              b.str(), "! (while running ", op, " on the emulated mlu)");
+              b.str(), "! (while running ", op, " on the emulated ", c10::get_privateuse1_backend(), ")");
 }
 
-// The arguments of one op call: which mlu device it runs on, and the CPU stand-ins.
+// The arguments of one op call: which device of ours it runs on, and the CPU stand-ins.
 struct Call {
   std::string op;
   std::optional<c10::Device> device;
 
   at::Tensor to_cpu(const at::Tensor& t, bool allow_cpu, bool resizable = false) {
     if (!t.defined()) return t;
-    if (is_mlu(t)) {
+    if (on_device(t)) {
       if (device && *device != t.device()) device_mismatch(op, *device, t.device());
       device = t.device();
       return cpu_alias(t, resizable);
@@ -265,13 +272,13 @@ struct Call {
   }
 };
 
-std::optional<c10::Device> first_mlu_device(const torch::jit::Stack& stack, size_t begin) {
+std::optional<c10::Device> first_device(const torch::jit::Stack& stack, size_t begin) {
   for (size_t i = begin; i < stack.size(); ++i) {
     const auto& iv = stack[i];
-    if (iv.isTensor() && is_mlu(iv.toTensor())) return iv.toTensor().device();
+    if (iv.isTensor() && on_device(iv.toTensor())) return iv.toTensor().device();
     if (iv.isTensorList())
       for (const at::Tensor t : iv.toTensorList())
-        if (is_mlu(t)) return t.device();
+        if (on_device(t)) return t.device();
   }
   return std::nullopt;
 }
@@ -282,17 +289,17 @@ bool is_generator_arg(const c10::Argument& arg) {
          type->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::GeneratorType;
 }
 
-// The boxed fallback for every op without an explicit mlu kernel: run the CPU kernel on
-// aliases, then hand back mlu tensors (the argument itself for in-place/out=, a view on the
-// input's storage for views, an mlu tensor adopting the buffer for new results).
-void mlu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+// The boxed fallback for every op without an explicit kernel of ours: run the CPU kernel on
+// aliases, then hand back device tensors (the argument itself for in-place/out=, a view on the
+// input's storage for views, a device tensor adopting the buffer for new results).
+void device_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
   const auto& args = schema.arguments();
   const auto num_args = args.size();
   const auto begin = stack->size() - num_args;
 
-  Call call{schema.operator_name().name, first_mlu_device(*stack, begin)};
-  std::vector<at::Tensor> originals(num_args);  // the mlu tensor passed in each slot
+  Call call{schema.operator_name().name, first_device(*stack, begin)};
+  std::vector<at::Tensor> originals(num_args);  // the device tensor passed in each slot
   std::vector<at::Tensor> aliases(num_args);
   for (size_t i = 0; i < num_args; ++i) {
     auto& iv = (*stack)[begin + i];
@@ -300,7 +307,7 @@ void mlu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     const bool written = alias && alias->isWrite();
     if (iv.isTensor()) {
       const at::Tensor t = iv.toTensor();
-      if (is_mlu(t)) {
+      if (on_device(t)) {
         originals[i] = t;
         aliases[i] = call.to_cpu(t, false, /*resizable=*/written && args[i].kwarg_only());
         iv = aliases[i];
@@ -327,7 +334,7 @@ void mlu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
   c10::Device dev = call.device.value_or(c10::Device(c10::DeviceType::PrivateUse1, t_current_device));
   if (!dev.has_index()) dev = c10::Device(c10::DeviceType::PrivateUse1, t_current_device);
-  // Random ops without an explicit generator draw from the mlu device's own stream.
+  // Random ops without an explicit generator draw from the device's own stream.
   for (size_t i = 0; i < num_args; ++i) {
     auto& iv = (*stack)[begin + i];
     if (iv.isNone() && is_generator_arg(args[i])) iv = device_generator(dev.index());
@@ -335,7 +342,7 @@ void mlu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
 
-  // out= arguments the kernel resized onto a new CPU buffer: resize the mlu tensor and
+  // out= arguments the kernel resized onto a new CPU buffer: resize the device tensor and
   // copy back; resized in place: take over the new shape.
   for (size_t i = 0; i < num_args; ++i) {
     if (!originals[i].defined() || !aliases[i].defined() || !aliases[i].storage().resizable()) continue;
@@ -357,7 +364,7 @@ void mlu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     if (base) {
       for (size_t i = 0; i < num_args; ++i) {
         if (originals[i].defined() && originals[i].storage().data() == base)
-          return mlu_over(originals[i].storage(), r);  // a view of an mlu input
+          return device_over(originals[i].storage(), r);  // a view of a device input
       }
     }
     return adopt(r, dev.index());
@@ -388,7 +395,7 @@ void mlu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 // ---- explicit kernels -----------------------------------------------------------------
 
-at::Tensor mlu_empty(c10::IntArrayRef size, std::optional<at::ScalarType> dtype, std::optional<at::Layout>,
+at::Tensor device_empty(c10::IntArrayRef size, std::optional<at::ScalarType> dtype, std::optional<at::Layout>,
                      std::optional<at::Device> device, std::optional<bool>, std::optional<at::MemoryFormat> mf) {
   c10::DeviceIndex saved = t_current_device;
   if (device && device->has_index()) t_current_device = check_index(device->index());
@@ -398,7 +405,7 @@ at::Tensor mlu_empty(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
   return out;
 }
 
-at::Tensor mlu_empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<at::ScalarType> dtype,
+at::Tensor device_empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<at::ScalarType> dtype,
                              std::optional<at::Layout>, std::optional<at::Device> device, std::optional<bool>) {
   c10::DeviceIndex saved = t_current_device;
   if (device && device->has_index()) t_current_device = check_index(device->index());
@@ -408,20 +415,20 @@ at::Tensor mlu_empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std
   return out;
 }
 
-at::Tensor mlu_copy_from(const at::Tensor& self, const at::Tensor& dst, bool) {
+at::Tensor device_copy_from(const at::Tensor& self, const at::Tensor& dst, bool) {
   // Host memory on both sides: copy through CPU aliases (dtype and layout handled by CPU copy_).
-  at::Tensor src = is_mlu(self) ? cpu_alias(self) : self;
-  at::Tensor out = is_mlu(dst) ? cpu_alias(dst) : dst;
+  at::Tensor src = on_device(self) ? cpu_alias(self) : self;
+  at::Tensor out = on_device(dst) ? cpu_alias(dst) : dst;
   out.copy_(src);
   return dst;
 }
 
-at::Tensor mlu_copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+at::Tensor device_copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   dst.resize_(self.sizes());
-  return mlu_copy_from(self, dst, false);
+  return device_copy_from(self, dst, false);
 }
 
-const at::Tensor& mlu_resize_(const at::Tensor& self, c10::IntArrayRef size, std::optional<at::MemoryFormat> mf) {
+const at::Tensor& device_resize_(const at::Tensor& self, c10::IntArrayRef size, std::optional<at::MemoryFormat> mf) {
   // Same shape bookkeeping as CPU; storage growth goes through resizePrivateUse1Bytes.
   auto* impl = self.unsafeGetTensorImpl();
   int64_t storage_size = 1;
@@ -435,26 +442,26 @@ const at::Tensor& mlu_resize_(const at::Tensor& self, c10::IntArrayRef size, std
   return self;
 }
 
-at::Tensor& mlu_set_storage(at::Tensor& self, c10::Storage source, int64_t offset, c10::IntArrayRef size, c10::IntArrayRef stride) {
+at::Tensor& device_set_storage(at::Tensor& self, c10::Storage source, int64_t offset, c10::IntArrayRef size, c10::IntArrayRef stride) {
   return at::native::set_storage_cpu_(self, std::move(source), offset, size, stride);
 }
 
-at::Tensor& mlu_set_source_storage(at::Tensor& self, c10::Storage source) {
+at::Tensor& device_set_source_storage(at::Tensor& self, c10::Storage source) {
   int64_t numel = static_cast<int64_t>(source.nbytes() / self.dtype().itemsize());
-  return mlu_set_storage(self, std::move(source), 0, {numel}, {});
+  return device_set_storage(self, std::move(source), 0, {numel}, {});
 }
 
-at::Tensor& mlu_set_tensor(at::Tensor& self, const at::Tensor& source) {
-  return mlu_set_storage(self, source.storage(), source.storage_offset(), source.sizes(), source.strides());
+at::Tensor& device_set_tensor(at::Tensor& self, const at::Tensor& source) {
+  return device_set_storage(self, source.storage(), source.storage_offset(), source.sizes(), source.strides());
 }
 
-at::Tensor& mlu_set_empty(at::Tensor& self) {
+at::Tensor& device_set_empty(at::Tensor& self) {
   c10::Storage storage(c10::Storage::use_byte_size_t(), 0, g_allocator.allocate(0), &g_allocator, true);
-  return mlu_set_storage(self, std::move(storage), 0, {0}, {});
+  return device_set_storage(self, std::move(storage), 0, {0}, {});
 }
 
 // ATen sends PrivateUse1 convolutions to the *_overrideable ops: run the CPU ones.
-at::Tensor mlu_convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+at::Tensor device_convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                            c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
                            c10::IntArrayRef output_padding, int64_t groups) {
   std::optional<at::Tensor> b = bias && bias->defined() ? std::optional<at::Tensor>(cpu_alias(*bias)) : std::nullopt;
@@ -462,7 +469,7 @@ at::Tensor mlu_convolution(const at::Tensor& input, const at::Tensor& weight, co
   return adopt(r.contiguous(), input.device().index());
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> mlu_convolution_backward(
+std::tuple<at::Tensor, at::Tensor, at::Tensor> device_convolution_backward(
     const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight, c10::IntArrayRef stride,
     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed, c10::IntArrayRef output_padding, int64_t groups,
     std::array<bool, 3> mask) {
@@ -475,58 +482,58 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> mlu_convolution_backward(
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&mlu_fallback>()); }
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&device_fallback>()); }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("empty.memory_format", mlu_empty);
-  m.impl("empty_strided", mlu_empty_strided);
+  m.impl("empty.memory_format", device_empty);
+  m.impl("empty_strided", device_empty_strided);
   m.impl("as_strided", at::native::as_strided_tensorimpl);
   m.impl("view", at::native::view);
   m.impl("_reshape_alias", at::native::_reshape_alias);
-  m.impl("_copy_from", mlu_copy_from);
-  m.impl("_copy_from_and_resize", mlu_copy_from_and_resize);
-  m.impl("resize_", mlu_resize_);
-  m.impl("set_.source_Storage_storage_offset", mlu_set_storage);
-  m.impl("set_.source_Storage", mlu_set_source_storage);
-  m.impl("set_.source_Tensor", mlu_set_tensor);
-  m.impl("set_", mlu_set_empty);
+  m.impl("_copy_from", device_copy_from);
+  m.impl("_copy_from_and_resize", device_copy_from_and_resize);
+  m.impl("resize_", device_resize_);
+  m.impl("set_.source_Storage_storage_offset", device_set_storage);
+  m.impl("set_.source_Storage", device_set_source_storage);
+  m.impl("set_.source_Tensor", device_set_tensor);
+  m.impl("set_", device_set_empty);
   // Structured functional ops whose composite path passes a wrongly shaped out= (torch
   // warns on CPU too): run the CPU functional kernel instead, as CUDA has its own.
-  m.impl("mse_loss", torch::CppFunction::makeFromBoxedFunction<&mlu_fallback>());
-  m.impl("convolution_overrideable", mlu_convolution);
-  m.impl("convolution_backward_overrideable", mlu_convolution_backward);
+  m.impl("mse_loss", torch::CppFunction::makeFromBoxedFunction<&device_fallback>());
+  m.impl("convolution_overrideable", device_convolution);
+  m.impl("convolution_backward_overrideable", device_convolution_backward);
 }
 
 // Copies of conj/neg tensors must not be materialised by those fallbacks (it recursed).
 TORCH_LIBRARY_IMPL(aten, Conjugate, m) { m.impl("_copy_from", torch::CppFunction::makeFallthrough()); }
 TORCH_LIBRARY_IMPL(aten, Negative, m) { m.impl("_copy_from", torch::CppFunction::makeFallthrough()); }
 
-// torch.autocast("mlu"): the op lists CUDA uses, cast for PrivateUse1.
+// torch.autocast("mlu"/"npu"): the op lists CUDA uses, cast for PrivateUse1.
 #define ADD_NS(RAW_OP) at::RAW_OP
 TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
 namespace at::autocast {
 TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
-#define MLU_LOW(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
-  AT_FORALL_LOWER_PRECISION_FP(MLU_LOW)
-#define MLU_FP32(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32)
-  AT_FORALL_FP32(MLU_FP32)
-#define MLU_FP32_OPT(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32_set_opt_dtype)
-  AT_FORALL_FP32_SET_OPT_DTYPE(MLU_FP32_OPT)
+#define EMU_LOW(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
+  AT_FORALL_LOWER_PRECISION_FP(EMU_LOW)
+#define EMU_FP32(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32)
+  AT_FORALL_FP32(EMU_FP32)
+#define EMU_FP32_OPT(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32_set_opt_dtype)
+  AT_FORALL_FP32_SET_OPT_DTYPE(EMU_FP32_OPT)
   AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE(KERNEL_DIFFERENT_REDISPATCH_SIGNATURE_PRIVATEUSEONE)
-#define MLU_PROMOTE(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, promote)
-  AT_FORALL_PROMOTE(MLU_PROMOTE)
+#define EMU_PROMOTE(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, promote)
+  AT_FORALL_PROMOTE(EMU_PROMOTE)
 }
 }  // namespace at::autocast
 
-C10_REGISTER_GUARD_IMPL(PrivateUse1, MluGuardImpl);
-// torch.UntypedStorage(n, device="mlu") (checkpoint loading) asks the registry.
+C10_REGISTER_GUARD_IMPL(PrivateUse1, DeviceGuardImpl);
+// torch.UntypedStorage(n, device="npu") (checkpoint loading) asks the registry.
 REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_allocator);
 
 namespace {
-MluHooks* g_hooks = nullptr;
+DeviceHooks* g_hooks = nullptr;
 
 void set_device_count(int n) {
-  TORCH_CHECK(n >= 0 && n <= kMaxDevices, "mlu emulator: device count must be 0..", kMaxDevices);
+  TORCH_CHECK(n >= 0 && n <= kMaxDevices, c10::get_privateuse1_backend(), " emulator: device count must be 0..", kMaxDevices);
   g_device_count.store(n);
 }
 }  // namespace
@@ -534,21 +541,22 @@ void set_device_count(int n) {
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("register_hooks", [] {
     if (!g_hooks) {
-      g_hooks = new MluHooks();
+      g_hooks = new DeviceHooks();
       at::RegisterPrivateUse1HooksInterface(g_hooks);
     }
   });
   m.def("set_device_count", &set_device_count);
+  m.def("set_visible_variable", [](const std::string& name) { g_visible_variable = name; });
   m.def("device_count", [] { return g_device_count.load(); });
   m.def("current_device", [] { return int(t_current_device); });
   m.def("set_device", [](int d) { t_current_device = check_index(d); });
   m.def("memory_allocated", [](int d) { return g_allocated[check_index(d)].load(); });
   m.def("max_memory_allocated", [](int d) { return g_peak[check_index(d)].load(); });
   m.def("reset_peak", [](int d) { g_peak[check_index(d)].store(g_allocated[d].load()); });
-  // A CPU tensor sharing an mlu tensor's bytes and keeping its storage alive: the cncl
+  // A CPU tensor sharing a device tensor's bytes and keeping its storage alive: the cncl/hccl
   // process group hands these to gloo, whose work may finish after the caller returns.
   m.def("share_as_cpu", [](const at::Tensor& t) {
-    TORCH_CHECK(is_mlu(t), "share_as_cpu: expected an mlu tensor, got ", t.device().str());
+    TORCH_CHECK(on_device(t), "share_as_cpu: expected a ", c10::get_privateuse1_backend(), " tensor, got ", t.device().str());
     auto* keep = new c10::Storage(t.storage());
     c10::DataPtr ptr(const_cast<void*>(t.storage().data()), keep,
                      [](void* ctx) { delete static_cast<c10::Storage*>(ctx); }, c10::Device(c10::DeviceType::CPU));

@@ -1,8 +1,11 @@
-"""The "cncl" process-group backend: gloo collectives on zero-copy CPU views of mlu tensors.
+"""The emulated vendor collectives ("cncl" for mlu, "hccl" for npu): gloo collectives on
+zero-copy CPU views of the device's tensors.
 
-A Python ProcessGroup subclass (subclassing the C++ CNCL group is impossible from Python);
-torch.distributed returns it as the group itself. Like real CNCL it refuses CPU tensors
-and the reductions CNCL lacks (BAND, BOR, BXOR, PREMUL_SUM).
+A Python ProcessGroup subclass (subclassing the C++ CNCL or HCCL group is impossible from
+Python); torch.distributed returns it as the group itself. One class serves every target:
+register() makes a subclass named for the backend, which knows its device. Like the real
+libraries it refuses CPU tensors and the reductions the library lacks (targets.py: CNCL has
+no BAND, BOR, BXOR, PREMUL_SUM; HCCL no AVG either).
 """
 
 from __future__ import annotations
@@ -14,13 +17,15 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from porter.emulator.targets import MLU, EmulatedDevice
+
 _EXT: Any = None
-_UNSUPPORTED_OPS = {"BAND", "BOR", "BXOR", "PREMUL_SUM"}
+_DEV: EmulatedDevice = MLU  # the device this process emulates (register sets it)
 
 
 def _cpu(tensor: torch.Tensor) -> torch.Tensor:
-    if tensor.device.type != "mlu":
-        raise ValueError(f"Tensors must be MLU and dense (cncl got a tensor on {tensor.device})")
+    if tensor.device.type != _DEV.name:
+        raise ValueError(f"Tensors must be {_DEV.label} and dense ({_DEV.backend} got a tensor on {tensor.device})")
     return _EXT.share_as_cpu(tensor)
 
 
@@ -30,7 +35,7 @@ def _cpus(tensors: list) -> list:
 
 def _stacked(whole: torch.Tensor, part: torch.Tensor) -> torch.Tensor:
     """`whole` (world_size parts) shaped as gloo wants it: the parts stacked along dim 0
-    (world*d0, d1, ...). NCCL, and so CNCL, take any shape with the right number of elements
+    (world*d0, d1, ...). NCCL, and so CNCL and HCCL, take any shape with the right number of elements
     (accelerate's gather passes a flat output for a (1, n) input); gloo checks the shape."""
     return whole.view(-1, *part.shape[1:]) if whole.is_contiguous() and part.numel() else whole
 
@@ -43,8 +48,8 @@ def _one_d(tensor: torch.Tensor) -> torch.Tensor:
 def _check_op(opts: Any) -> None:
     op = getattr(opts, "reduceOp", None)
     name = str(getattr(op, "op", op)).rsplit(".", 1)[-1] if op is not None else ""
-    if name in _UNSUPPORTED_OPS:
-        raise ValueError(f"cncl does not support the reduction {name}")
+    if name in _DEV.unsupported_reductions:
+        raise ValueError(f"{_DEV.backend} does not support the reduction {name}")
 
 
 def _in_turn(works: list) -> Any:
@@ -58,33 +63,35 @@ def _in_turn(works: list) -> Any:
 def _keep_until_exit(gloo: Any) -> None:
     """Never destroy the gloo group before the process ends. Its destructor joins its worker
     threads while the caller holds the GIL, and a worker that is releasing a finished
-    collective's tensors needs the GIL: they are Python-made CPU views of the mlu tensors,
-    which real CNCL does not have. The process hung when the last reference went (DDP's
+    collective's tensors needs the GIL: they are Python-made CPU views of the device's
+    tensors, which real CNCL and HCCL do not have. The process hung when the last reference went (DDP's
     reducer freed at the end of a 2-device LoRA run: rank 1 stuck in ~ProcessGroupGloo's
     join, its gloo thread in a tensor's decref). A reference Python never gives back keeps
     it alive; the threads end with the process."""
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(gloo))
 
 
-class CnclProcessGroup(dist.ProcessGroup):
+class EmulatedProcessGroup(dist.ProcessGroup):
+    """The vendor's process group on gloo; register() names a subclass per backend."""
+
     def __init__(self, store: Any, rank: int, size: int, timeout: timedelta) -> None:
         super().__init__(rank, size)
         self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
         # torch returns a Python group as it is, with no backend attached: its device list was
         # empty, so object collectives chose "cpu" (and met our CPU check), and the group's
         # name, which C++ keeps on the backends, could not be set (device meshes failed
-        # with "ProcessGroup name not set"). Attached for "mlu" as ProcessGroupNCCL is for
-        # "cuda": objects travel as tensors on the current mlu device. Collectives still come
+        # with "ProcessGroup name not set"). Attached for the device as ProcessGroupNCCL is for
+        # "cuda": objects travel as tensors on the current device. Collectives still come
         # here; torch's C++ calls the group's methods, which this class overrides.
-        self._register_backend(torch.device("mlu"), dist.ProcessGroup.BackendType.CUSTOM, self._gloo)
+        self._register_backend(torch.device(_DEV.name), dist.ProcessGroup.BackendType.CUSTOM, self._gloo)
         _keep_until_exit(self._gloo)
 
     def getBackendName(self) -> str:  # noqa: N802 (torch's name)
-        return "cncl"
+        return _DEV.backend
 
     @property
     def name(self) -> str:  # type: ignore[override]
-        return "cncl"
+        return _DEV.backend
 
     def allreduce(self, tensors, opts=None):
         opts = opts or dist.AllreduceOptions()
@@ -166,8 +173,14 @@ class CnclProcessGroup(dist.ProcessGroup):
         return self._gloo.barrier(opts or dist.BarrierOptions())
 
 
-def register(ext: Any) -> None:
-    global _EXT
-    _EXT = ext
-    if "CNCL" not in dist.Backend._plugins:
-        dist.Backend.register_backend("cncl", CnclProcessGroup, devices=["mlu"])
+def group_class(device: EmulatedDevice) -> type[EmulatedProcessGroup]:
+    """The group class for a device, named as the vendor's (CnclProcessGroup, HcclProcessGroup)."""
+    return type(f"{device.backend.capitalize()}ProcessGroup", (EmulatedProcessGroup,), {})
+
+
+def register(ext: Any, device: EmulatedDevice = MLU) -> None:
+    """Register the device's backend ("cncl", "hccl") with torch.distributed, once."""
+    global _EXT, _DEV
+    _EXT, _DEV = ext, device
+    if device.backend.upper() not in dist.Backend._plugins:
+        dist.Backend.register_backend(device.backend, group_class(device), devices=[device.name])
