@@ -1,7 +1,8 @@
 """One file through the engine: its pipeline finds, then `convert` applies or `check` reports.
 
-Both commands go through `find` and so see the same findings, with the same severity,
-position and suppressions; only what follows differs: `convert_file` applies the edits
+Both commands go through `find` and the reporting stage (porter/engine/reporting.py) and so
+see the same findings, with the same severity, position and suppressions; only what follows
+differs: `convert_file` applies the edits
 (porter/core/edits.py `fix`), `check_file` reports each edit as a finding it would make.
 Neither raises for a porter bug: the file's result says what went wrong.
 """
@@ -10,18 +11,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
-from functools import lru_cache
 
 from porter.core.edits import Found, fix
 from porter.core.model import REWRITE_PREFIX, FileCheck, FileResult, Finding, Skipped
-from porter.core.per_file import once_per_file, once_per_line, once_per_subject
-from porter.core.suppress import has_markers, problems as suppression_problems
 from porter.engine.registry import file_type, type_for
+from porter.engine.reporting import SUPPRESSION_KIND, merged_in_file, shown_in_file
 from porter.engine.sources import HEAD
-from porter.rules import ActiveRules, RuleSet, known_codes
-from porter.rules.kinds import SuppressionCommentParams
-
-SUPPRESSION_KIND = "suppression-comment"
+from porter.rules import ActiveRules
 
 
 # Comment syntax of the file types whose pipeline may answer "nothing here" before looking at
@@ -33,36 +29,11 @@ _NO_COMMENTS = ("json", "notebook")
 def find(rel: str, data: bytes, kind: str, rules: ActiveRules) -> Found | Skipped | None:
     found = file_type(kind).find(rel, data, rules)
     if isinstance(found, Found):
-        if rules.once_per_subject:  # repeats of one name first, then a rule's names per file
-            found.findings = once_per_subject(found.findings, rules.once_per_subject)
-        if rules.once_per_line:
-            found.findings = once_per_line(found.findings, rules.once_per_line)
-        if rules.once_per_file:
-            found.findings = once_per_file(found.findings, rules.once_per_file)
+        found.findings = merged_in_file(found.findings, rules)
     if found is None and kind not in _NO_COMMENTS and rules.of_kind(SUPPRESSION_KIND) and b"porter" in data.lower():
         # Screened out (nothing for the rules): only its suppression comments are left to check.
         return Found(data.decode("utf-8", "replace"), [], str.encode, "python" if kind == "python" else "hash")
     return found
-
-
-@lru_cache(maxsize=None)
-def _nameable(ruleset: RuleSet) -> frozenset[str]:
-    """The codes a suppression comment may name: porter's, for any target, and the project's."""
-    return known_codes() | {r.code for r in ruleset.rules}
-
-
-def suppression_findings(rel: str, found: Found, rules: ActiveRules) -> list[Finding]:
-    """Findings of the active suppression-comment rules (PRT002 invalid, PRT003 unused) for
-    the comments of one file; run after the file's suppressions were applied."""
-    by_problem = {SuppressionCommentParams.of(r).on: r for r in rules.of_kind(SUPPRESSION_KIND)}
-    if not by_problem or not has_markers(found.text):
-        return []  # (the codes a comment may name load every target's rules: only when one is there)
-    out = []
-    for p in suppression_problems(found.text, found.comments, _nameable(rules.ruleset), rules.codes, found.used):
-        rule = by_problem.get(p.kind)
-        if rule is not None:
-            out.append(Finding(rule.code, rule.severity, rel, p.line, p.col, p.message, rule.suggestion))
-    return out
 
 
 def convert_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileResult:
@@ -74,7 +45,7 @@ def convert_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileRe
         if isinstance(found, Skipped):
             return FileResult(rel, "skipped", kind=kind, reason=found.reason)
         fixed = fix(found)
-        shown = tuple(f for f in fixed.findings + tuple(suppression_findings(rel, found, rules)) if rules.shows(f))
+        shown = tuple(shown_in_file(rel, found, fixed.findings, rules))
         if shown != fixed.findings:
             fixed = replace(fixed, findings=shown)
         if fixed.refused is not None:
@@ -125,7 +96,7 @@ def check_file(rel: str, data: bytes, kind: str, rules: ActiveRules) -> FileChec
         if isinstance(found, Skipped):
             return FileCheck(rel, kind, skipped=found.reason)
         findings, suppressed = found.unsuppressed()
-        findings = [f for f in findings + suppression_findings(rel, found, rules) if rules.shows(f)]
+        findings = shown_in_file(rel, found, findings, rules)
         if not findings:
             return FileCheck(rel, kind, (), (), found.apis, suppressed)
         findings = [_as_check(f) for f in findings]

@@ -23,7 +23,7 @@ from porter.core.git_index import tracked_among, tracked_below
 from porter.core.model import FileCheck, FileResult
 from porter.core.tree import LORA_DIR, REPORT_DIR, walk
 from porter.engine.cache import ResultCache, cache_key, cached_map, content_digest
-from porter.engine.folding import fold_across_files
+from porter.engine.reporting import folded_across_files
 from porter.engine.kept_constants import kept_constants, to_run_again
 from porter.engine.own_modules import with_own_modules
 from porter.engine.parallel import NOT_PYTHON, map_files
@@ -412,7 +412,7 @@ def convert_tree(
         left_out=tree.left_out,
         left_out_tracked=_tracked(src, tree.left_out),
     )
-    run.results = fold_across_files(sorted(results, key=lambda r: r.path), rules.fold_scopes)
+    run.results = folded_across_files(results, rules)
     return run
 
 
@@ -427,4 +427,4 @@ def check_tree(
 ) -> list[FileCheck]:
     """Check every file under `src` (and its porter_lora/). Reads only SRC; writes only the cache."""
     results, _, rules = _tree_results("check", src, rules, jobs, exclude, cache, files, max_bytes)
-    return fold_across_files(sorted(results, key=lambda r: r.path), rules.fold_scopes)
+    return folded_across_files(results, rules)

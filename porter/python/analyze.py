@@ -19,12 +19,12 @@ from functools import lru_cache
 
 from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
-from porter.core.suppress import split_suppressed, suppressions
+from porter.core.suppress import suppressions
 from porter.core.textio import Decoded, decode_python, encode_python
 from porter.core.wordregex import ImportScreen, WordScreen
 from porter.python.context import FileContext
-from porter.python.decisions import one_per_decision
 from porter.python.kinds import PYTHON_KINDS
+from porter.python.reporting import report_in_module
 from porter.python import pieces
 from porter.python.opscan import KIND as OP_KIND, api_uses, check as op_check
 from porter.rules import ActiveRules, RuleSet
@@ -71,83 +71,21 @@ def rule_findings(
 ) -> list[Finding]:
     """The findings (with edits) of the Python rule kinds for one parsed file.
 
-    Findings a suppression comment accepts are dropped before the finalizing kinds run
-    (device guards, import insertion), which decide on the edits that remain.
+    What the reporting options decide in the module (porter/python/reporting.py: coverage,
+    notes in tests, suppressions, one decision per function) is decided before the finalizing
+    kinds run (device guards, import insertion), which decide on the edits that remain.
     """
     findings: list[Finding] = []
     for kind in PYTHON_KINDS:
         kind_rules = rules.of_kind(kind.name)
         if kind_rules and kind.find is not None:
             findings.extend(kind.find(ctx, kind_rules))
-    if rules.covered_by and any(f.rule in rules.covered_by for f in findings):
-        findings = _without_covered(ctx, findings, rules.covered_by)
-    if rules.notes_in_tests and any(f.rule in rules.notes_in_tests for f in findings):
-        findings = _notes_in_tests(ctx, findings, rules.notes_in_tests)
-    if suppressed:
-        findings, _ = split_suppressed(findings, suppressed, used)
-    if rules.decisions and any(f.rule in rules.decisions for f in findings):
-        findings = one_per_decision(ctx, findings, rules.decisions)
+    findings = report_in_module(ctx, findings, rules, suppressed, used)
     for kind in PYTHON_KINDS:
         kind_rules = rules.of_kind(kind.name)
         if kind_rules and kind.finalize is not None:
             findings = kind.finalize(ctx, kind_rules, findings)
     return findings
-
-
-def _without_covered(ctx: FileContext, findings: list[Finding], covered_by: dict[str, str]) -> list[Finding]:
-    """`findings` less each report about an argument of a call that its covering rule reports
-    at the call's name: `BitsAndBytesConfig(load_in_4bit=True)` is one thing to drop (PRT402),
-    not two; `L.Fabric(accelerator="cuda")` is one Lightning without an MLU accelerator
-    (PRT419), not a kept device string besides. Edits are never dropped. Before suppressions:
-    a call the user accepted takes its arguments with it."""
-    at: dict[tuple[int, int], list[Finding]] = {}
-    reports: dict[int, list[Finding]] = {}  # the findings without an edit, by line
-    for f in findings:
-        if f.rule in covered_by and f.edit is None:
-            at.setdefault((f.line, f.col), []).append(f)
-        if f.edit is None:
-            reports.setdefault(f.line, []).append(f)
-    covered: set[int] = set()
-    for call in ctx.nodes(ast.Call):
-        parts = [*call.args, *call.keywords, *(kw.value for kw in call.keywords)]
-        mine = [f for part in parts for f in at.get(ctx.index.line_col(ctx.span(part)[0]), ())]
-        if not mine:
-            continue
-        start, end = (ctx.index.line_col(offset) for offset in ctx.span(call.func))
-        # Only the lines of the call's name can hold a report at it (all of them, per call,
-        # was quadratic: 1.1 of an 8 MB module's 27 s).
-        near = [f for line in range(start[0], end[0] + 1) for f in reports.get(line, ())]
-        reported = {
-            f.rule for f in near if start <= (f.line, f.col) and (f.end_line or f.line, f.end_col or f.col) <= end
-        }
-        covered.update(id(f) for f in mine if covered_by[f.rule] in reported)
-    return [f for f in findings if id(f) not in covered]
-
-
-def skip_the_test(test: str, target: str) -> str:
-    """What a note about a test that needs a CUDA-only stack asks: nothing to port in it (the
-    rule's own advice, to replace the stack, would contradict the note)."""
-    return f"Run {test} where its CUDA-only stack runs, or skip it on {target.upper()}; port the code it tests."
-
-
-def _notes_in_tests(ctx: FileContext, findings: list[Finding], codes: frozenset[str]) -> list[Finding]:
-    """A finding of a CUDA-only stack (QLoRA, FlashAttention-2) inside a test function is a
-    note: that test needs the stack and cannot run on the target whatever is ported, as
-    library-import says of a test's own import; what the user ports is the code it tests."""
-    tests = ctx.test_functions
-    out = []
-    for f in findings:
-        test = next((name for first, last, name in tests if first <= f.line <= last), None) if f.rule in codes else None
-        if test is not None and f.edit is None and f.severity != "info":
-            f = replace(
-                f,
-                severity="info",
-                message=f"{f.message} (in {test}, a test that needs it: "
-                f"it cannot run on {ctx.target.upper()}, nothing in it to port)",
-                suggestion=skip_the_test(test, ctx.target),
-            )
-        out.append(f)
-    return out
 
 
 def find_python(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
