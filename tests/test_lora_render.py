@@ -1,4 +1,4 @@
-"""Rendering of porter_lora/ for both targets, with and without LLaMA-Factory layouts.
+"""Rendering of porter_lora/ for every target (mlu, hip, npu), with and without LLaMA-Factory layouts.
 
 Fast: nothing here imports torch. The LLaMA-Factory argument names the rendered configs
 may use are data (tests/data/llamafactory_args.json, read from each version's source).
@@ -21,6 +21,10 @@ import pytest
 
 from porter.lora import TARGETS, detect_layout, plan_lora, render_lora, target_facts
 from porter.lora.llamafactory import yaml_scalar
+from porter.rules import TARGETS as RULE_TARGETS
+
+# Targets `porter check` and `convert` take already: a LoRA target gets there with its rules.
+CHECKED_TARGETS = sorted(set(TARGETS) & set(RULE_TARGETS))
 
 LF_ARGS = json.loads((Path(__file__).parent / "data" / "llamafactory_args.json").read_text(encoding="utf-8"))
 
@@ -52,7 +56,7 @@ def accepted_names(layout: str) -> set[str]:
 
 CASES = [
     pytest.param((target, layout, deepspeed), id=f"{layout or 'plain'}{'+ds' if deepspeed else ''}[{target}]")
-    for target in ("mlu", "hip")
+    for target in TARGETS
     for layout in (None, "llmtuner", "llamafactory")
     for deepspeed in (False, True)
 ]
@@ -110,13 +114,15 @@ def test_train_script_parses_and_fits_the_target(rendered):
     assert options["ddp_backend"]["choices"] == ["auto", facts.backend, "gloo"]
     assert "local_files_only=True" in source
     assert "{{" not in source and "{%" not in source
-    if target == "mlu":
-        assert "import torch_mlu" in source
-        assert "torch.mlu.is_bf16_supported()" in source
-        # An MLU file must hold nothing porter's MLU check would flag.
+    others = [t.device_type for t in TARGETS.values() if t.device_type not in ("cuda", facts.device_type)]
+    assert not [word for word in others if re.search(rf"\b(torch_)?{word}\b", source)], others
+    if facts.vendor_import:  # mlu, npu
+        assert f"import {facts.vendor_import}" in source
+        assert f"torch.{facts.device_module}.is_bf16_supported()" in source
+        # A file for a vendor device must hold nothing porter's check would flag there.
         assert not re.search(r"cuda|nccl", source, re.IGNORECASE)
+        assert (facts.device_setup or "") in source
     else:
-        assert "torch_mlu" not in source and "mlu" not in source
         assert "torch.version.hip" in source
 
 
@@ -129,6 +135,7 @@ def test_shell_scripts(rendered):
         assert text.startswith("#!/usr/bin/env bash\n")
         assert f"export {facts.visible_devices_var}=" in text
         assert ("DTK" in text) == (target == "hip")
+        assert ("set_env.sh" in text) == (target == "npu")  # CANN, loaded unless it is
         assert "CUDA_VISIBLE_DEVICES" not in text
         if bash:
             check = subprocess.run([bash, "-n", str(path)], capture_output=True, text=True)
@@ -236,6 +243,8 @@ def test_llamafactory_config_uses_only_accepted_names(tmp_path, case):
     facts = target_facts(target)
     if facts.name == "mlu":
         assert settings["flash_attn"] in ("disabled", False)
+    if facts.name == "npu":  # no flash-attn package on NPU; LLaMA-Factory's sdpa runs there
+        assert settings["flash_attn"] in ("sdpa", False)
     assert settings[facts.default_precision] is True
     assert ("deepspeed" in settings) == deepspeed
 
@@ -286,11 +295,11 @@ def test_detect_layout_on_a_real_060_checkout():
 
 
 def test_unknown_target():
-    with pytest.raises(ValueError, match="unknown target"):
-        target_facts("npu")
+    with pytest.raises(ValueError, match="unknown target 'musa'; expected one of: hip, mlu, npu"):
+        target_facts("musa")
 
 
-@pytest.mark.parametrize("target", sorted(TARGETS))
+@pytest.mark.parametrize("target", CHECKED_TARGETS)
 def test_rendered_script_passes_porter_check(tmp_path, target):
     if importlib.util.find_spec("porter.__main__") is None:
         pytest.skip("porter's CLI is not available")
@@ -307,7 +316,7 @@ def test_rendered_script_passes_porter_check(tmp_path, target):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("target", sorted(TARGETS))
+@pytest.mark.parametrize("target", CHECKED_TARGETS)
 def test_rendered_files_need_no_porter_edits(tmp_path, target):
     """porter convert --diff on the rendered files for their own target proposes nothing."""
     if importlib.util.find_spec("porter.__main__") is None:
@@ -501,7 +510,7 @@ def test_hub_kernels_are_off_where_the_kernels_library_lacks_the_device(tmp_path
     body = ast.parse(files["train_lora.py"]).body
     setting = [i for i, n in enumerate(body) if ast.unparse(n) == "os.environ.setdefault('USE_HUB_KERNELS', '0')"]
     imports = [i for i, n in enumerate(body) if isinstance(n, ast.Import) and n.names[0].name == "transformers"]
-    if target == "mlu":
+    if not target_facts(target).hub_kernels_know_device:  # mlu
         assert len(setting) == 1 and setting[0] < imports[0]
     else:
         assert setting == []

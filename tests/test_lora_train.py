@@ -27,7 +27,10 @@ transformers = pytest.importorskip("transformers")
 peft = pytest.importorskip("peft")
 tokenizers = pytest.importorskip("tokenizers")
 
-from porter.lora import render_lora  # noqa: E402
+from porter.lora import TARGETS, render_lora, target_facts  # noqa: E402
+
+# The targets whose entry point imports a vendor package for its device (mlu, npu).
+VENDOR_TARGETS = [name for name, facts in TARGETS.items() if facts.vendor_import]
 
 DEVICE = "cpu"  # the --device the training runs use
 LOSS_LINE = re.compile(r"step (\d+)/(\d+) loss ([0-9.]+)")
@@ -118,7 +121,7 @@ def build_model(model_dir: Path, records: list[dict], chat_template: str | None 
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory) -> dict[str, Path]:
-    """Two models (with and without a chat template), the data, and both targets' scripts."""
+    """Two models (with and without a chat template), the data, and every target's script."""
     root = tmp_path_factory.mktemp("lora")
     alpaca, sharegpt = alpaca_records(), sharegpt_records()
     build_model(root / "model", alpaca + sharegpt)
@@ -128,7 +131,7 @@ def workspace(tmp_path_factory) -> dict[str, Path]:
     paths = {"root": root, "model": root / "model", "chat_model": root / "chat_model", "data": data}
     (root / "sharegpt.json").write_text(json.dumps(sharegpt), encoding="utf-8")
     paths["sharegpt"] = root / "sharegpt.json"
-    for target in ("mlu", "hip"):
+    for target in TARGETS:
         render_lora(root, root / target / "porter_lora", target)
         paths[target] = root / target / "porter_lora" / "train_lora.py"
     return paths
@@ -360,14 +363,18 @@ ERRORS = [
         "no checkpoint-N folder",
         id="nothing-to-resume",
     ),
-    pytest.param("mlu", ["--model", "{model}", "--device", "mlu"], "needs torch_mlu", id="no-torch_mlu"),
+    *(
+        pytest.param(t, ["--model", "{model}", "--device", t], f"needs torch_{t}", id=f"no-torch_{t}")
+        for t in VENDOR_TARGETS
+    ),
 ]
 
 
 @pytest.mark.parametrize("target,args,message", ERRORS)
 def test_clear_errors(workspace, tmp_path, target, args, message):
-    if "torch_mlu" in message and importlib.util.find_spec("torch_mlu") is not None:
-        pytest.skip("torch_mlu is installed here")
+    package = f"torch_{target}"
+    if package in message and importlib.util.find_spec(package) is not None:
+        pytest.skip(f"{package} is installed here")
     args = [a.format(tmp=tmp_path, model=workspace["model"]) for a in args]
     proc = run([sys.executable, str(workspace[target]), "--data", str(workspace["data"]), *args], cwd=tmp_path)
     assert proc.returncode != 0
@@ -456,10 +463,14 @@ def test_deepspeed_zero3_two_processes_and_merge(workspace):
 
 
 class FakeCards:
-    """Stands in for torch.mlu / torch.cuda: what the device and precision choice asks."""
+    """Stands in for torch.mlu / torch.npu / torch.cuda: what the device and precision choice asks."""
 
     def __init__(self, available: bool, bf16: bool = False, arch: str = ""):
         self.available, self.bf16, self.arch = available, bf16, arch
+        self.compile_mode: dict = {}
+
+    def set_compile_mode(self, **mode) -> None:  # torch_npu's
+        self.compile_mode = mode
 
     def is_available(self) -> bool:
         return self.available
@@ -480,14 +491,15 @@ class FakeCards:
         pytest.param(False, "fp32", "fp32", id="fp32-asked"),
     ],
 )
-def test_mlu_precision_follows_the_card(workspace, monkeypatch, bf16, requested, expected):
-    script = load_script(workspace["mlu"])
-    monkeypatch.setattr(script.torch, "mlu", FakeCards(True, bf16=bf16), raising=False)
+@pytest.mark.parametrize("target", VENDOR_TARGETS)
+def test_vendor_precision_follows_the_card(workspace, monkeypatch, bf16, requested, expected, target):
+    script = load_script(workspace[target])
+    monkeypatch.setattr(script.torch, target, FakeCards(True, bf16=bf16), raising=False)
     if expected == "exit":
         with pytest.raises(SystemExit, match="bf16 is not supported here.*Use --precision fp16"):
-            script.select_precision(requested, "mlu", 0)
+            script.select_precision(requested, target, 0)
     else:
-        assert script.select_precision(requested, "mlu", 0)[0] == expected
+        assert script.select_precision(requested, target, 0)[0] == expected
 
 
 @pytest.mark.parametrize(
@@ -509,16 +521,21 @@ def test_hip_precision_follows_the_architecture(workspace, monkeypatch, arch, re
         assert script.select_precision(requested, "cuda", 0)[0] == expected
 
 
-def test_mlu_device_choice(workspace, monkeypatch):
-    script = load_script(workspace["mlu"])
-    monkeypatch.setitem(sys.modules, "torch_mlu", type(sys)("torch_mlu"))  # importable, as on an MLU host
-    monkeypatch.setattr(script.torch, "mlu", FakeCards(True), raising=False)
-    assert script.select_device("auto") == "mlu"
+@pytest.mark.parametrize("target", VENDOR_TARGETS)
+def test_vendor_device_choice(workspace, monkeypatch, target):
+    script = load_script(workspace[target])
+    package = f"torch_{target}"
+    monkeypatch.setitem(sys.modules, package, type(sys)(package))  # importable, as on the vendor's host
+    cards = FakeCards(True)
+    monkeypatch.setattr(script.torch, target, cards, raising=False)
+    assert script.select_device("auto") == target
+    # torch_npu compiles no operators per shape (LLaMA-Factory's setting); torch_mlu has no such switch.
+    assert cards.compile_mode == ({"jit_compile": False} if target == "npu" else {})
     assert script.select_device("cpu") == "cpu"
-    monkeypatch.setattr(script.torch, "mlu", FakeCards(False), raising=False)
+    monkeypatch.setattr(script.torch, target, FakeCards(False), raising=False)
     assert script.select_device("auto") == "cpu"  # no card visible: train on the CPU
-    with pytest.raises(SystemExit, match="no card is visible.*MLU_VISIBLE_DEVICES"):
-        script.select_device("mlu")
+    with pytest.raises(SystemExit, match=f"no card is visible.*{target_facts(target).visible_devices_var}"):
+        script.select_device(target)
 
 
 def test_a_template_that_rewrites_past_turns_trains_on_the_last_answer(workspace):
