@@ -1,6 +1,6 @@
-"""Ported code must run, not only read well: every MLU rule fixture, ported with porter's
-default rules, is run under the emulated MLU (its top-level code: imports, setup, the calls a
-script makes), and must not fail.
+"""Ported code must run, not only read well: every rule fixture of an emulated target (mlu,
+npu), ported with porter's default rules, is run under that emulated device (its top-level
+code: imports, setup, the calls a script makes), and must not fail.
 
 Every case runs, as far as this environment lets it: one that reaches an import of a
 library not installed here (triton, flash_attn, deepspeed, ray...) or of its own imagined
@@ -9,8 +9,9 @@ import stops nothing. A fixture that cannot run anywhere says why on its `fixtur
 (...)` line (a module of a package, a model from the Hub, names the op scan reads but never
 defines); it runs all the same, and only its failure is excused. Other fixtures (shell
 launchers, configs, requirements, Dockerfiles) are not Python a device runs, and HIP's
-outputs target ROCm, which is not emulated. All run in one emulated process
-(tests/data/run_ported_fixtures.py).
+outputs target ROCm, which is not emulated. All of a target's run in one emulated process
+(tests/data/run_ported_fixtures.py). A target runs here once porter's rules take it
+(porter.rules.TARGETS) and its fixtures exist.
 """
 
 from __future__ import annotations
@@ -26,23 +27,27 @@ import pytest
 pytest.importorskip("torch")
 
 from fixture_cases import discover  # noqa: E402
-from porter.emulator import environment  # noqa: E402
+from porter.emulator import apis, environment  # noqa: E402
 from porter.emulator.launch import prepare  # noqa: E402
+from porter.emulator.targets import DEVICES  # noqa: E402
 from porter.engine.pipeline import convert_file  # noqa: E402
-from porter.rules import ActiveRules, load_rules  # noqa: E402
+from porter.rules import TARGETS, ActiveRules, load_rules  # noqa: E402
 
 RUNNER = Path(__file__).resolve().parent / "data" / "run_ported_fixtures.py"
-CASES = [
-    c for c in discover() if c.target == "mlu" and c.path.suffix == ".py" and not c.path.name.endswith(".setup.py")
-]
+ALL_CASES = [c for c in discover() if c.path.suffix == ".py" and not c.path.name.endswith(".setup.py")]
+EMULATED = [t for t in DEVICES if t in TARGETS and any(c.target == t for c in ALL_CASES)]
+# The line each target's fixtures run against: mlu's 2.4 (the fixtures' own), npu's newest.
+LINES = {"mlu": "2.4", "npu": apis.default_version("npu")}
 
 
 @pytest.mark.slow
-def test_ported_fixtures_run_on_the_emulated_mlu(tmp_path):
+@pytest.mark.parametrize("target", EMULATED)
+def test_ported_fixtures_run_on_the_emulated_device(tmp_path, target):
     prepare(quiet=True)
-    rules = ActiveRules(load_rules("mlu"))
+    rules = ActiveRules(load_rules(target))
+    cases = [c for c in ALL_CASES if c.target == target]
     ported: dict[str, str] = {}
-    for case in CASES:
+    for case in cases:
         data = case.path.read_bytes()
         result = convert_file(case.path.name, data, "python", rules)
         assert result.status in ("changed", "unchanged"), (case.id, result.reason)
@@ -50,14 +55,14 @@ def test_ported_fixtures_run_on_the_emulated_mlu(tmp_path):
         dest.parent.mkdir(exist_ok=True)
         dest.write_bytes(result.new_bytes if result.new_bytes is not None else data)
         ported[str(dest)] = case.id
-    env = environment(2, "2.4")
+    env = environment(2, LINES[target], target=target)
     env.update(OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     proc = subprocess.run(
         [sys.executable, str(RUNNER), *ported], env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
-    excused = {str(tmp_path / c.code / c.path.name) for c in CASES if not c.runs}
+    excused = {str(tmp_path / c.code / c.path.name) for c in cases if not c.runs}
     failed = {ported[p]: r["why"] for p, r in results.items() if r["status"] == "failed" and p not in excused}
     assert not failed, json.dumps(failed, indent=1)
     ran = [p for p, r in results.items() if r["status"] == "ok"]
@@ -68,5 +73,6 @@ def test_ported_fixtures_run_on_the_emulated_mlu(tmp_path):
     stale = sorted(ported[p] for p in excused if results[p]["status"] == "ok")
     if stale:
         warnings.warn(
-            f"{len(stale)} fixture(s) say run=no but run on the emulated MLU: {', '.join(stale)}", stacklevel=1
+            f"{len(stale)} fixture(s) say run=no but run on the emulated {target}: {', '.join(stale)}",
+            stacklevel=1,
         )

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from porter.verify.codes import BY_CODE, RULES
+from porter.emulator.targets import DEVICES
+from porter.rules import TARGETS as RULE_TARGETS
+from porter.verify.codes import CODES, by_code, for_target
 from porter.verify.locate import innermost_frame
 from porter.verify.lora import LoraRun, lora_command, parse_losses
 from porter.verify.modules import find_modules, package_roots
@@ -38,10 +40,22 @@ def porter(*args: str, cwd: Path | None = None, timeout: int = 600) -> subproces
     )
 
 
-def tree(tmp_path: Path, name: str) -> Path:
-    """A copy of a fixture tree: verify writes porter_report/verify.json into it."""
+# The emulated targets and the vendor line each verifies with (npu: its newest API list).
+LINES = {"mlu": "2.4", "npu": "2.8"}
+
+
+def tree(tmp_path: Path, name: str, target: str = "mlu") -> Path:
+    """A copy of a fixture tree: verify writes porter_report/verify.json into it. The trees
+    are ported for mlu; for another target its words take mlu's place (torch_npu, "npu",
+    torch.npu), as its port would have them, and the report names that target."""
     dest = tmp_path / name
     shutil.copytree(FIXTURES / name, dest)
+    if target != "mlu":
+        for path in dest.rglob("*.py"):
+            path.write_text(path.read_text(encoding="utf-8").replace("mlu", target), encoding="utf-8")
+        report = dest / "porter_report" / "report.json"
+        data = json.loads(report.read_text(encoding="utf-8"))
+        report.write_text(json.dumps({**data, "target": target, "target_version": LINES[target]}), encoding="utf-8")
     return dest
 
 
@@ -92,6 +106,7 @@ def test_modules_skip_porter_outputs_and_setup(tmp_path):
     assert [m.name for m in find_modules(tmp_path)] == ["pkg", "pkg.m"]
 
 
+@pytest.mark.parametrize("dev", ["mlu", "npu"])
 @pytest.mark.parametrize(
     ("error", "code"),
     [
@@ -106,8 +121,10 @@ def test_modules_skip_porter_outputs_and_setup(tmp_path):
         ("KeyError: 'hidden_size'", "PRT701"),
     ],
 )
-def test_failures_are_classified_by_their_message(error, code):
-    assert classify(error) == code
+def test_failures_are_classified_by_their_message(error, code, dev):
+    assert classify(error.replace("mlu", dev), dev) == code
+    if dev != "mlu":  # the other device's words are no device problem here
+        assert classify(error, dev) in ("PRT701", "PRT703")
 
 
 def test_losses_are_read_from_either_log_format():
@@ -120,14 +137,15 @@ def test_losses_are_read_from_either_log_format():
     assert not LoraRun(1, [], losses=[3.0, 1.0]).loss_fell  # too few to judge
 
 
-def test_lora_command_uses_torchrun_for_several_devices(tmp_path):
-    one = lora_command(tmp_path / "t.py", tmp_path / "m", tmp_path / "d.jsonl", tmp_path / "o", 1)
+@pytest.mark.parametrize("dev", ["mlu", "npu"])
+def test_lora_command_uses_torchrun_for_several_devices(tmp_path, dev):
+    one = lora_command(tmp_path / "t.py", tmp_path / "m", tmp_path / "d.jsonl", tmp_path / "o", 1, dev)
     two = lora_command(tmp_path / "t.py", tmp_path / "m", tmp_path / "d.jsonl", tmp_path / "o", 2)
     assert (
         one[0] == sys.executable
         and one[1].endswith("t.py")
         and "--device" in one
-        and one[one.index("--device") + 1] == "mlu"
+        and one[one.index("--device") + 1] == dev
     )
     assert two[1:5] == ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node"] and two[5] == "2"
 
@@ -146,8 +164,10 @@ def test_target_comes_from_the_report(tmp_path):
         read_target(tmp_path)
     (tmp_path / "porter_report").mkdir()
     (tmp_path / "porter_report" / "report.json").write_text('{"target": "hip"}', encoding="utf-8")
-    with pytest.raises(VerifyError, match="target is 'hip'; porter verify emulates mlu only"):
+    with pytest.raises(VerifyError, match="target is 'hip'; porter verify emulates mlu and npu only"):
         read_target(tmp_path)
+    (tmp_path / "porter_report" / "report.json").write_text('{"target": "npu"}', encoding="utf-8")
+    assert read_target(tmp_path) == ("npu", None)
     (tmp_path / "porter_report" / "report.json").write_text(
         '{"target": "mlu", "target_version": "3.0"}', encoding="utf-8"
     )
@@ -172,8 +192,18 @@ def test_runtime_codes_are_explained_by_porter_rules():
     proc = porter("rules", "PRT703")
     assert proc.returncode == 0 and "PRT703 device-mismatch [mlu]" in proc.stdout
     listing = porter("rules", "--target", "mlu").stdout
-    assert all(f"{r.code}  mlu  {r.name}" in listing for r in RULES)
-    assert [r.code for r in RULES] == [f"PRT70{i}" for i in range(1, 9)] and set(BY_CODE) == {r.code for r in RULES}
+    assert all(f"{r.code}  mlu  {r.name}" in listing for r in for_target("mlu"))
+    assert CODES == tuple(f"PRT70{i}" for i in range(1, 9)) and tuple(by_code("mlu")) == CODES
+
+
+def test_runtime_codes_are_worded_for_each_emulated_target():
+    """One set of codes, each target's words: `porter rules PRT704 --target npu` names
+    torch_npu (the CLI offers npu once porter.rules.terms.TARGETS has it)."""
+    mlu, npu = by_code("mlu"), by_code("npu")
+    assert tuple(npu) == CODES and for_target("hip") == ()
+    assert mlu["PRT704"].name == "mlu-used-before-torch-mlu" and npu["PRT704"].name == "npu-used-before-torch-npu"
+    assert "import torch_npu" in npu["PRT704"].suggestion and "torch.npu" in npu["PRT702"].summary
+    assert all(r.target == "npu" and "mlu" not in (r.summary + r.why + (r.suggestion or "")) for r in npu.values())
 
 
 # ---------------------------------------------------------------- the fixture trees
@@ -181,13 +211,15 @@ def test_runtime_codes_are_explained_by_porter_rules():
 
 @pytest.mark.slow
 @runs
-def test_good_tree_passes_with_its_smoke_command(tmp_path):
-    good = tree(tmp_path, "good")
+@pytest.mark.parametrize("target", sorted(LINES))
+def test_good_tree_passes_with_its_smoke_command(tmp_path, target):
+    good = tree(tmp_path, "good", target)
+    check = f"import torch, torch_{target}; assert torch.{target}.device_count() == 3"
     proc = porter(
         "verify",
         str(good),
         "--run",
-        "python -c 'import torch, torch_mlu; assert torch.mlu.device_count() == 3' && python train.py --steps 3",
+        f"python -c '{check}' && python train.py --steps 3",
         "--devices",
         "3",
         "--format",
@@ -195,7 +227,7 @@ def test_good_tree_passes_with_its_smoke_command(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     data = json.loads(proc.stdout)
-    assert data["findings"] == []
+    assert data["findings"] == [] and (data["target"], data["target_version"]) == (target, LINES[target])
     assert data["summary"]["modules_by_status"] == {"missing-dependency": 1, "needs-setup": 1, "ok": 4}
     assert data["summary"]["missing_dependencies"] == ["apex"]
     assert data["summary"]["needs_setup"] == ["export_checkpoint"]  # asserts BASE_MODEL at its top level
@@ -214,24 +246,27 @@ EXPECTED_BAD = {
 }
 
 
-@pytest.fixture(scope="module")
-def bad_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
-    bad = tree(tmp_path_factory.mktemp("bad"), "bad")
-    env_visible = os.environ.get("MLU_VISIBLE_DEVICES")
-    os.environ["MLU_VISIBLE_DEVICES"] = "7"  # verify's imports choose their own devices
+@pytest.fixture(scope="module", params=sorted(LINES))
+def bad_run(tmp_path_factory, request) -> tuple[subprocess.CompletedProcess, Path, str]:
+    target = request.param
+    bad = tree(tmp_path_factory.mktemp("bad"), "bad", target)
+    variable = DEVICES[target].visible_variable
+    env_visible = os.environ.get(variable)
+    os.environ[variable] = "7"  # verify's imports choose their own devices
     try:
-        return porter("verify", str(bad), "--timeout", "6", "--run", "python -c 'import prt703_cpu_mixed'"), bad
+        run = porter("verify", str(bad), "--timeout", "6", "--run", "python -c 'import prt703_cpu_mixed'")
+        return run, bad, target
     finally:
         if env_visible is None:
-            os.environ.pop("MLU_VISIBLE_DEVICES")
+            os.environ.pop(variable)
         else:
-            os.environ["MLU_VISIBLE_DEVICES"] = env_visible
+            os.environ[variable] = env_visible
 
 
 @pytest.mark.slow
 @runs
 def test_bad_tree_fails_at_each_planted_line(bad_run):
-    proc, bad = bad_run
+    proc, bad, target = bad_run
     assert proc.returncode == 1, proc.stderr[-2000:]
     data = json.loads((bad / "porter_report" / "verify.json").read_text(encoding="utf-8"))
     found = {(f["path"], f["line"], f["rule"]) for f in data["findings"]}
@@ -240,38 +275,65 @@ def test_bad_tree_fails_at_each_planted_line(bad_run):
     assert ("prt703_cpu_mixed.py", 6, "PRT708") in found
     assert len(found) == len(EXPECTED_BAD) + 1
     assert (
-        "prt702_missing_api.py:5:1: PRT702 importing prt702_missing_api failed: AttributeError: torch.mlu.nvtx"
+        f"prt702_missing_api.py:5:1: PRT702 importing prt702_missing_api failed: AttributeError: torch.{target}.nvtx"
         in proc.stdout
     )
+    assert f"on the emulated {target} (torch_{target} {LINES[target]})" in proc.stdout
 
 
 @pytest.mark.slow
 @runs
 def test_bad_tree_formats_and_exit_zero(bad_run, tmp_path):
-    _, bad = bad_run
+    _, bad, target = bad_run
     github = porter("verify", str(bad), "--timeout", "6", "--format", "github", "--exit-zero", "--no-lora")
     assert github.returncode == 0
-    assert "::error file=prt704_late_import.py,line=3,col=1,title=PRT704 mlu-used-before-torch-mlu::" in github.stdout
+    title = f"title=PRT704 {target}-used-before-torch-{target}::"
+    assert f"::error file=prt704_late_import.py,line=3,col=1,{title}" in github.stdout
     assert "::warning file=prt705_slow_import.py,line=1" in github.stdout
 
 
 # ---------------------------------------------------------------- LoRA on the bundled example
 
 
-@pytest.mark.slow
-@runs
-def test_converted_example_verifies_with_lora_on_one_and_two_devices(tmp_path):
-    shutil.copytree(ROOT / "examples" / "cuda_trainer", tmp_path / "cuda_trainer")
-    conv = porter("convert", "cuda_trainer", "--target", "mlu", cwd=tmp_path)
-    assert conv.returncode == 0, conv.stderr
-    proc = porter("verify", "cuda_trainer_mlu", "--format", "json", cwd=tmp_path, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    data = json.loads(proc.stdout)
+def assert_lora_trained(data: dict) -> None:
     runs = data["lora"]["runs"]
     assert [r["devices"] for r in runs] == [1, 2]
     for run in runs:
         assert run["returncode"] == 0 and run["loss_fell"], run
         assert len(run["losses"]) >= 4
+
+
+@pytest.mark.slow
+@runs
+@pytest.mark.parametrize("target", [t for t in sorted(LINES) if t in RULE_TARGETS])
+def test_converted_example_verifies_with_lora_on_one_and_two_devices(tmp_path, target):
+    shutil.copytree(ROOT / "examples" / "cuda_trainer", tmp_path / "cuda_trainer")
+    conv = porter("convert", "cuda_trainer", "--target", target, cwd=tmp_path)
+    assert conv.returncode == 0, conv.stderr
+    proc = porter("verify", f"cuda_trainer_{target}", "--format", "json", cwd=tmp_path, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    data = json.loads(proc.stdout)
+    assert data["target"] == target
+    assert_lora_trained(data)
+
+
+@pytest.mark.slow
+@runs
+@pytest.mark.parametrize("target", sorted(LINES))
+def test_the_rendered_entry_point_verifies_on_one_and_two_devices(tmp_path, target):
+    """porter_lora rendered for the target (what convert writes) in a tree ported for it:
+    verify trains it on 1 and 2 emulated devices over the vendor's backend. Independent of
+    whether `porter convert` takes the target yet."""
+    from porter.lora import render_lora
+
+    out = tree(tmp_path, "good", target)
+    render_lora(out, out / "porter_lora", target)
+    proc = porter("verify", str(out), "--format", "json", timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    data = json.loads(proc.stdout)
+    assert data["target"] == target and data["findings"] == []
+    assert_lora_trained(data)
+    assert all(f"--device {target}" in " ".join(r["command"]) for r in data["lora"]["runs"])
 
 
 FAILING_ENTRY = """import sys

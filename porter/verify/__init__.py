@@ -1,1 +1,1 @@
-"""`porter verify`: prove a ported tree runs, under the emulated torch_mlu."""
+"""`porter verify`: prove a ported tree runs, under the emulated vendor package (torch_mlu, torch_npu)."""

@@ -1,8 +1,8 @@
 """Import modules of a ported tree under the emulator, each in a child forked for it, several
 children at a time, from a parent that has already imported what they share.
 
-Run by `porter verify` as `python -m porter.verify.harness ROOT TIMEOUT JOBS MODE` with the
-emulated torch_mlu on PYTHONPATH and, on stdin, JSON {"modules": [[module, sys.path
+Run by `porter verify` as `python -m porter.verify.harness ROOT TIMEOUT JOBS MODE PACKAGE`
+with the emulated vendor package PACKAGE (torch_mlu, torch_npu) on PYTHONPATH and, on stdin, JSON {"modules": [[module, sys.path
 entry, file], ...], "package_roots": [...], "preload": [...]}; prints one JSON result per
 module (with its "path": the file) on stdout as each finishes.
 
@@ -12,11 +12,12 @@ in milliseconds, while a module's own side effects (patches, sys.exit, a crash) 
 its child. Modules of one package go through a parent of their own that has imported the
 package, which each of them would import first anyway (_package_parent). MODE says how far
 the parent goes:
-- "cold": torch only, not torch_mlu, so a module that uses "mlu" before its own
+- "cold": torch only, not the vendor package, so a module that uses "mlu" before its own
   `import torch_mlu` fails as it would alone (porter verify sends those here, and every
   module whose import failed elsewhere, to confirm it alone);
-- "warm": torch, torch_mlu and the third-party modules the tree imports ("preload";
-  transformers imports torch_mlu itself, so every module importing it sees it loaded).
+- "warm": torch, the vendor package and the third-party modules the tree imports ("preload";
+  transformers imports torch_mlu / torch_npu itself, so every module importing it sees it
+  loaded).
 
 A module's time limit counts its own time from the moment its child starts: time spent
 waiting for a CPU while other imports run is not its own (owntime.py). The harness imports
@@ -213,6 +214,7 @@ def run_all(
 
 def main() -> None:
     root, timeout, jobs, mode = os.path.realpath(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    package = sys.argv[5] if len(sys.argv) > 5 else "torch_mlu"
     request = json.load(sys.stdin)
     # Results go to the original stdout; whatever the imports print (here or in the children)
     # goes nowhere, so it cannot be mistaken for a result.
@@ -222,7 +224,7 @@ def main() -> None:
     import torch  # noqa: F401  (the expensive part, shared by every child)
 
     if mode == "warm":
-        import torch_mlu  # noqa: F401
+        __import__(package)  # registers the device, as the modules' own imports would
 
         preload(request.get("preload", []), timeout)
     for result in run_all(request["modules"], root, request["package_roots"], timeout, jobs):

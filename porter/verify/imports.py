@@ -2,8 +2,8 @@
 
 Two import harnesses (harness.py) run side by side: a warm one, which imports the tree's
 third-party modules once and then forks a child per module, several at a time, and a cold
-one (torch only) for the few modules that name "mlu" before importing torch_mlu
-(preload.py says which). A module whose import failed or timed out is then imported once
+one (torch only) for the few modules that name "mlu" before importing torch_mlu, or "npu"
+before torch_npu (preload.py says which). A module whose import failed or timed out is then imported once
 more, alone, in a cold harness: its failure must not come from what the warm parent had
 imported, and a timeout must not come from sharing the CPU. The second answer is the one
 reported.
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from porter.emulator import environment
+from porter.emulator.targets import emulated
 from porter.verify.guards import needed_package
 from porter.verify.modules import Module, own_top_names, package_roots
 from porter.verify.preload import preload_names, read_sources, starts_cold
@@ -42,9 +43,11 @@ def _harness(
     timeout: float,
     version: str | None,
     each: Callable[[dict], None],
+    target: str,
 ) -> list[dict]:
-    cmd = [sys.executable, "-m", "porter.verify.harness", root, str(timeout), str(jobs), mode]
-    env = environment(1, version, own_devices=True)
+    package = emulated(target).package
+    cmd = [sys.executable, "-m", "porter.verify.harness", root, str(timeout), str(jobs), mode, package]
+    env = environment(1, version, own_devices=True, target=target)
     env.update(OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
     payload = json.dumps(
         {"modules": [[m.name, m.path_entry, m.rel] for m in modules], "package_roots": roots, "preload": preload}
@@ -101,14 +104,15 @@ def import_modules(
     timeout: float,
     jobs: int | None,
     progress: Progress | None = None,
+    target: str = "mlu",
 ) -> list[dict]:
-    """One result per module, sorted by file; a result confirmed alone keeps its first
-    answer under "first"."""
+    """One result per module, imported under `target`'s emulator, sorted by file; a result
+    confirmed alone keeps its first answer under "first"."""
     progress = progress or Progress(enabled=False)
     sources = read_sources(root, [m.rel for m in modules])
-    cold = [m for m in modules if starts_cold(sources[m.rel])]
+    cold = [m for m in modules if starts_cold(sources[m.rel], target)]
     warm = [m for m in modules if m not in set(cold)]
-    preload = preload_names({m.rel: sources[m.rel] for m in warm}, own_top_names(modules))
+    preload = preload_names({m.rel: sources[m.rel] for m in warm}, own_top_names(modules), emulated(target).package)
     roots = package_roots(modules)
     jobs = max(1, min(jobs or os.cpu_count() or 1, 4))
     count = _Counter(progress, "modules", len(modules))
@@ -119,13 +123,14 @@ def import_modules(
     ]
     with ThreadPoolExecutor(len(runs) or 1) as pool:
         found = pool.map(
-            lambda run: _harness(str(root), run[0], roots, run[1], run[2], run[3], timeout, version, count), runs
+            lambda run: _harness(str(root), run[0], roots, run[1], run[2], run[3], timeout, version, count, target),
+            runs,
         )
         by_path = {r["path"]: r for rs in found for r in rs}
     again = [m for m in modules if _to_confirm(by_path[m.rel])]
     if again:
         count = _Counter(progress, "failed modules again, alone", len(again))
-        for r in _harness(str(root), again, roots, [], "cold", 1, timeout, version, count):
+        for r in _harness(str(root), again, roots, [], "cold", 1, timeout, version, count, target):
             r["first"] = {k: by_path[r["path"]].get(k) for k in ("status", "error")}
             by_path[r["path"]] = r
     progress.drop("imports")

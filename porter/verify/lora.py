@@ -39,9 +39,9 @@ class LoraRun:
         return sum(self.losses[-third:]) / third < sum(self.losses[:third]) / third
 
 
-def lora_command(entry: Path, model: Path, data: Path, output: Path, devices: int) -> list[str]:
-    """The entry point's documented CLI, for a short run on the emulated mlu. The one place
-    that knows its flags."""
+def lora_command(entry: Path, model: Path, data: Path, output: Path, devices: int, target: str = "mlu") -> list[str]:
+    """The entry point's documented CLI, for a short run on the emulated device (`target`:
+    mlu, npu). The one place that knows its flags."""
     args = [
         str(entry),
         "--model",
@@ -53,7 +53,7 @@ def lora_command(entry: Path, model: Path, data: Path, output: Path, devices: in
         "--max_steps",
         str(STEPS),
         "--device",
-        "mlu",
+        target,
         "--logging_steps",
         "1",
         "--batch_size",
@@ -74,12 +74,12 @@ def parse_losses(output: str) -> list[float]:
     return [float(a or b) for a, b in _LOSS.findall(output)]
 
 
-def build_tiny_model(work: Path, version: str | None, timeout: float) -> str | None:
+def build_tiny_model(work: Path, version: str | None, timeout: float, target: str = "mlu") -> str | None:
     """Write work/model and work/alpaca.jsonl; an error message, or None."""
     proc = run_bounded(
         [sys.executable, "-m", "porter.verify.tinymodel", str(work)],
         timeout,
-        env=environment(1, version, own_devices=True),
+        env=environment(1, version, own_devices=True, target=target),
     )
     if proc.timed_out:
         return f"building the tiny model did not finish within {timeout:g} s"
@@ -88,10 +88,10 @@ def build_tiny_model(work: Path, version: str | None, timeout: float) -> str | N
     return None
 
 
-def run_lora(root: Path, work: Path, devices: int, version: str | None, timeout: float) -> LoraRun:
-    cmd = lora_command(root / ENTRY, work / "model", work / "alpaca.jsonl", work / f"out_{devices}", devices)
+def run_lora(root: Path, work: Path, devices: int, version: str | None, timeout: float, target: str = "mlu") -> LoraRun:
+    cmd = lora_command(root / ENTRY, work / "model", work / "alpaca.jsonl", work / f"out_{devices}", devices, target)
     run = LoraRun(devices, cmd)
-    env = environment(devices, version, own_devices=True)
+    env = environment(devices, version, own_devices=True, target=target)
     env.update(OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
     proc = run_bounded(cmd, timeout, env=env, cwd=work)
     output = proc.stdout + "\n" + proc.stderr

@@ -8,7 +8,8 @@ starts_cold: a module whose source names "mlu" before its first `import torch_ml
 imports it) must start from a parent without torch_mlu: used that early, the device exists
 only if something imported torch_mlu first, and verify must see what happens when nothing
 did (PRT704). Any other module cannot reach the device before torch_mlu is imported, except
-through another module of the tree, which is checked on its own.
+through another module of the tree, which is checked on its own. The same holds for "npu"
+and torch_npu: the device and its package are parameters.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ import io
 import re
 import tokenize
 from pathlib import Path
-
-_MLU_WORD = re.compile(r"\bmlu\b")
 
 
 def _module_level_imports(tree: ast.Module) -> list[str]:
@@ -42,9 +41,10 @@ def _module_level_imports(tree: ast.Module) -> list[str]:
     return found
 
 
-def preload_names(sources: dict[str, str], own: set[str]) -> list[str]:
+def preload_names(sources: dict[str, str], own: set[str], package: str = "torch_mlu") -> list[str]:
     """Third-party modules imported at module level by any of `sources` (file -> text),
-    without the tree's own top-level names and torch_mlu (which the harness imports itself)."""
+    without the tree's own top-level names and the vendor package (which the harness imports
+    itself)."""
     names: dict[str, None] = {}
     for text in sources.values():
         try:
@@ -53,23 +53,25 @@ def preload_names(sources: dict[str, str], own: set[str]) -> list[str]:
             continue  # its child reports the error
         for name in _module_level_imports(tree):
             top = name.split(".")[0]
-            if top not in own and top not in ("torch_mlu", "__future__"):
+            if top not in own and top not in (package, "__future__"):
                 names.setdefault(name)
     return list(names)
 
 
-def starts_cold(text: str) -> bool:
-    """Whether a name or a string of the module mentions mlu before its first `import
-    torch_mlu` / `from torch_mlu ...` (comments do not count; unreadable source does)."""
+def starts_cold(text: str, device: str = "mlu") -> bool:
+    """Whether a name or a string of the module mentions the device (mlu, npu) before its
+    first `import torch_<device>` / `from torch_<device> ...` (comments do not count;
+    unreadable source does)."""
+    package, word = f"torch_{device}", re.compile(rf"\b{device}\b")
     previous = ""
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.NAME:
-                if tok.string == "torch_mlu" and previous in ("import", "from"):
+                if tok.string == package and previous in ("import", "from"):
                     return False
-                if tok.string == "mlu":
+                if tok.string == device:
                     return True
-            elif tok.type == tokenize.STRING and _MLU_WORD.search(tok.string):
+            elif tok.type == tokenize.STRING and word.search(tok.string):
                 return True
             if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
                 previous = tok.string

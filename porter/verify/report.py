@@ -12,7 +12,9 @@ from porter.checker.github import escape_data, escape_property
 from porter.core.files import write_beneath
 from porter.core.tree import REPORT_DIR
 from porter.reports.json_report import finding_dict
-from porter.verify.codes import BY_CODE
+from porter.emulator.apis import default_version
+from porter.emulator.targets import emulated
+from porter.verify.codes import by_code
 from porter.verify.run import VerifyResult
 
 SCHEMA_VERSION = 1
@@ -59,8 +61,9 @@ def to_dict(result: VerifyResult) -> dict:
         "smoke": result.smoke,
         "findings": [finding_dict(f) for f in result.findings],
         "rules": {
-            code: {"name": BY_CODE[code].name, "summary": BY_CODE[code].summary}
+            code: {"name": rule.name, "summary": rule.summary}
             for code in sorted({f.rule for f in result.findings})
+            for rule in (by_code(result.target)[code],)
         },
     }
 
@@ -75,10 +78,11 @@ def write_report(result: VerifyResult) -> Path:
 def summary_lines(result: VerifyResult) -> list[str]:
     data = to_dict(result)["summary"]
     by = data["modules_by_status"]
+    package = emulated(result.target).package
+    line = result.version or default_version(result.target)
     lines = [
-        f"Imported {data['modules']} module(s) on the emulated mlu (torch_mlu {result.version or 'newest'}): "
-        + ", ".join(f"{n} {status}" for status, n in by.items())
-        + "."
+        f"Imported {data['modules']} module(s) on the emulated {result.target} "
+        f"({package} {line or 'without an API list'}): " + ", ".join(f"{n} {status}" for status, n in by.items()) + "."
     ]
     if data["missing_dependencies"]:
         lines.append("Not installed here (not counted as failures): " + ", ".join(data["missing_dependencies"]) + ".")
@@ -108,7 +112,7 @@ def summary_lines(result: VerifyResult) -> list[str]:
         f"Found {data['findings']} finding(s): {sev['error']} error, {sev['warning']} warning, {sev['info']} info."
     )
     for code, n in data["findings_by_rule"].items():
-        lines.append(f"  {n:5d}  {code}  {BY_CODE[code].name}")
+        lines.append(f"  {n:5d}  {code}  {by_code(result.target)[code].name}")
     return lines
 
 
@@ -123,7 +127,8 @@ def render_github(result: VerifyResult) -> str:
     kinds = {"error": "error", "warning": "warning", "info": "notice"}
     lines = []
     for f in result.findings:
-        props = {"file": f.path, "line": str(f.line), "col": str(f.col), "title": f"{f.rule} {BY_CODE[f.rule].name}"}
+        name = by_code(result.target)[f.rule].name
+        props = {"file": f.path, "line": str(f.line), "col": str(f.col), "title": f"{f.rule} {name}"}
         message = f.message if not f.suggestion else f"{f.message}\nSuggestion: {f.suggestion}"
         lines.append(
             f"::{kinds[f.severity]} "

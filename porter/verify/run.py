@@ -16,7 +16,8 @@ from porter.core.tree import REPORT_DIR
 from porter.emulator import environment
 from porter.emulator.apis import versions
 from porter.emulator.launch import prepare
-from porter.verify.codes import BY_CODE
+from porter.emulator.targets import DEVICES, EmulatedDevice
+from porter.verify.codes import by_code
 from porter.verify.guards import needed_package
 from porter.verify.imports import import_modules
 from porter.verify.locate import innermost_frame
@@ -37,7 +38,7 @@ class VerifyOptions:
     lora: bool = True
     lora_devices: tuple[int, ...] = (1, 2)
     run: str | None = None
-    run_devices: int | None = None  # for --run; None: the caller's MLU_VISIBLE_DEVICES, else 1
+    run_devices: int | None = None  # for --run; None: the caller's visible-devices variable, else 1
     run_timeout: float = 600.0
 
 
@@ -56,7 +57,7 @@ class VerifyResult:
 
 
 def read_target(root: Path) -> tuple[str, str | None]:
-    """Target and torch_mlu line from OUT/porter_report/report.json."""
+    """Target and vendor package line (torch_mlu, torch_npu) from OUT/porter_report/report.json."""
     path = root / REPORT_DIR / "report.json"
     try:
         report = json.loads(path.read_text(encoding="utf-8"))
@@ -66,16 +67,21 @@ def read_target(root: Path) -> tuple[str, str | None]:
         raise VerifyError(f"{path}: unreadable report ({exc})") from None
     if not isinstance(report, dict) or "target" not in report:
         raise VerifyError(f"{path}: not a porter report (no 'target')")
-    if report["target"] != "mlu":
-        raise VerifyError(f"{path}: target is {report['target']!r}; porter verify emulates mlu only")
+    target = report["target"]
+    if target not in DEVICES:
+        raise VerifyError(f"{path}: target is {target!r}; porter verify emulates {' and '.join(DEVICES)} only")
     version = report.get("target_version")
-    if version is not None and version not in versions():
-        raise VerifyError(f"{path}: torch_mlu line {version!r} has no API list here (known: {', '.join(versions())})")
-    return report["target"], version
+    known = versions(target)
+    if version is not None and version not in known:
+        package = DEVICES[target].package
+        raise VerifyError(
+            f"{path}: {package} line {version!r} has no API list here (known: {', '.join(known) or 'none'})"
+        )
+    return target, version
 
 
-def _finding(code: str, path: str, line: int, message: str) -> Finding:
-    rule = BY_CODE[code]
+def _finding(target: str, code: str, path: str, line: int, message: str) -> Finding:
+    rule = by_code(target)[code]
     return Finding(
         rule=code,
         severity=rule.severity,
@@ -87,9 +93,11 @@ def _finding(code: str, path: str, line: int, message: str) -> Finding:
     )
 
 
-def classify(error: str) -> str:
-    """The code of an import failure, from its message."""
-    if "is not available in torch_mlu for torch" in error:
+def classify(error: str, target: str = "mlu") -> str:
+    """The code of an import failure on `target`'s emulator, from its message."""
+    device = DEVICES[target]
+    name = device.name
+    if f"is not available in {device.package} for torch" in error:
         return "PRT702"
     if (
         "Expected all tensors to be on the same device" in error
@@ -98,19 +106,20 @@ def classify(error: str) -> str:
     ):
         return "PRT703"  # a tensor left on another device, or a "cuda" the port missed
     if (
-        "device type at start of device string: mlu" in error
-        or "has no attribute 'mlu'" in error
-        or "Invalid device string: 'mlu" in error
+        f"device type at start of device string: {name}" in error
+        or f"has no attribute '{name}'" in error
+        or f"Invalid device string: '{name}" in error
     ):
         return "PRT704"
     return "PRT701"
 
 
-def _module_findings(results: list[dict], own: set[str]) -> list[Finding]:
+def _module_findings(results: list[dict], own: set[str], device: EmulatedDevice) -> list[Finding]:
+    target = device.name
     out = []
     for r in results:
         status = r["status"]
-        if status == "missing" and r.get("missing", "").split(".")[0] not in own | {"torch_mlu", "porter"}:
+        if status == "missing" and r.get("missing", "").split(".")[0] not in own | {device.package, "porter"}:
             r["status"] = "missing-dependency"  # a third-party package this environment lacks
             continue
         guarded = needed_package(r)
@@ -118,50 +127,46 @@ def _module_findings(results: list[dict], own: set[str]) -> list[Finding]:
             r.update(status="missing-dependency", missing=guarded)
             continue
         if status in ("missing", "error"):
-            code = classify(r.get("error", ""))
+            code = classify(r.get("error", ""), target)
             where = r.get("file") or r["path"]
-            out.append(
-                _finding(code, where, r.get("line") or 1, f"importing {r['module']} failed: {r.get('error', '')}")
-            )
+            message = f"importing {r['module']} failed: {r.get('error', '')}"
+            out.append(_finding(target, code, where, r.get("line") or 1, message))
         elif status == "timeout":
-            out.append(_finding("PRT705", r["path"], 1, f"importing {r['module']}: {r['error']}"))
+            out.append(_finding(target, "PRT705", r["path"], 1, f"importing {r['module']}: {r['error']}"))
     return out
 
 
 def _lora(root: Path, version: str | None, opts: VerifyOptions, result: VerifyResult, progress: Progress) -> None:
+    target = result.target
     if not (root / ENTRY).is_file():
         result.lora_skipped = f"no {ENTRY} in the tree"
         return
     with tempfile.TemporaryDirectory(prefix="porter-verify-") as tmp:
         work = Path(tmp)
         progress.show("LoRA: building a tiny model", part="lora")
-        error = build_tiny_model(work, version, timeout=300)
+        error = build_tiny_model(work, version, timeout=300, target=target)
         if error:
             result.lora_skipped = error
             progress.drop("lora")
             return
         for devices in opts.lora_devices:
             progress.show(f"LoRA on {devices} emulated device(s)", part="lora")
-            run = run_lora(root, work, devices, version, timeout=600)
+            run = run_lora(root, work, devices, version, timeout=600, target=target)
             progress.drop("lora")
             result.lora.append(run)
             where = run.file or ENTRY
             if run.returncode != 0:
                 tail = " | ".join(run.output_tail[-4:])
                 ended = "did not finish" if run.returncode is None else f"exited with {run.returncode}"
-                result.findings.append(
-                    _finding(
-                        "PRT706", where, run.line, f"train_lora.py on {devices} emulated device(s) {ended}: {tail}"
-                    )
-                )
+                message = f"train_lora.py on {devices} emulated device(s) {ended}: {tail}"
+                result.findings.append(_finding(target, "PRT706", where, run.line, message))
             elif not run.loss_fell:
-                result.findings.append(
-                    _finding("PRT707", ENTRY, 1, f"on {devices} emulated device(s) the loss did not fall: {run.losses}")
-                )
+                message = f"on {devices} emulated device(s) the loss did not fall: {run.losses}"
+                result.findings.append(_finding(target, "PRT707", ENTRY, 1, message))
 
 
 def _smoke(root: Path, command: str, version: str | None, opts: VerifyOptions, result: VerifyResult) -> None:
-    env = environment(opts.run_devices, version)
+    env = environment(opts.run_devices, version, target=result.target)
     start = time.perf_counter()
     proc = run_bounded(command, opts.run_timeout, env=env, cwd=root, shell=True)
     code, output = proc.returncode, proc.stdout + "\n" + proc.stderr
@@ -177,9 +182,8 @@ def _smoke(root: Path, command: str, version: str | None, opts: VerifyOptions, r
     if code != 0:
         file, line = innermost_frame(output, root)
         first = shlex.split(command)[0] if command.strip() else command
-        result.findings.append(
-            _finding("PRT708", file or first, line, f"`{command}` exited with {code}: {' | '.join(tail[-4:])}")
-        )
+        message = f"`{command}` exited with {code}: {' | '.join(tail[-4:])}"
+        result.findings.append(_finding(result.target, "PRT708", file or first, line, message))
 
 
 def _timed(result: VerifyResult, phase: str, work, *args):
@@ -208,9 +212,9 @@ def verify_tree(root: Path, opts: VerifyOptions, progress: Progress | None = Non
         )
         if modules:
             result.modules = _timed(
-                result, "imports", import_modules, root, modules, version, opts.timeout, opts.jobs, progress
+                result, "imports", import_modules, root, modules, version, opts.timeout, opts.jobs, progress, target
             )
-            result.findings.extend(_module_findings(result.modules, own_top_names(modules)))
+            result.findings.extend(_module_findings(result.modules, own_top_names(modules), DEVICES[target]))
         if lora is not None:
             lora.result()
     if opts.run:

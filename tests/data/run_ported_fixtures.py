@@ -1,4 +1,4 @@
-"""Run ported rule fixtures under the emulated MLU (tests/test_fixtures_run_emulated.py).
+"""Run ported rule fixtures under the emulated device (tests/test_fixtures_run_emulated.py).
 
 Each path given is run as a script would be (its own sys.argv, the same working folder
 each time); one JSON line says, per path, "ok", "failed" (with the error) or "skipped":
@@ -16,7 +16,12 @@ import sys
 import warnings
 
 import torch  # noqa: F401  (loaded once, before the per-case clock starts)
-import torch_mlu  # noqa: F401
+
+# The vendor package the emulator put on the path: one per process (torch_mlu or torch_npu).
+for _package in ("torch_mlu", "torch_npu"):
+    if importlib.util.find_spec(_package) is not None:
+        importlib.import_module(_package)
+        break
 
 SECONDS_PER_CASE = 30
 
