@@ -26,7 +26,7 @@ list of what that decision touches.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TypeVar
 
@@ -45,16 +45,17 @@ def fold_across_files(results: list[R], scopes: Mapping[str, str] | None = None)
     "tree", Selection.fold_scopes) into the first file's of their folder or tree; a file's
     other findings are untouched."""
     scopes = scopes or {}
-    groups: dict[Hashable, list[tuple[int, int]]] = defaultdict(list)
+    # (the folder, or None for the whole tree; the fold key, how first) -> (result, finding) places
+    groups: dict[tuple[str | None, tuple[str, ...]], list[tuple[int, int]]] = defaultdict(list)
     for i, result in enumerate(results):
         folder = result.path.rpartition("/")[0]
         for j, finding in enumerate(result.findings):
             key = _fold_key(finding, scopes)
             if key is not None:
-                groups[(None if key[0] in _TREE_WIDE else folder, *key)].append((i, j))
+                groups[(None if key[0] in _TREE_WIDE else folder, key)].append((i, j))
     dropped: dict[int, set[int]] = defaultdict(set)
     out = list(results)
-    for (folder, how, *_), places in groups.items():
+    for (where, (how, *_)), places in groups.items():
         if len(places) < 2:
             continue
         # The first file keeps its own repeats (each on its line); the other files' are folded.
@@ -65,7 +66,7 @@ def fold_across_files(results: list[R], scopes: Mapping[str, str] | None = None)
         first = results[i].findings[j]
         findings = list(out[i].findings)
         findings[j] = replace(
-            first, message=_folded_message(first.message, how, paths, folder, every=first.severity == "error")
+            first, message=_folded_message(first.message, how, paths, where, every=first.severity == "error")
         )
         out[i] = replace(out[i], findings=tuple(findings))
         for k, m in rest:
@@ -96,7 +97,7 @@ def _folded_message(message: str, how: str, paths: list[str], folder: str | None
     return f"{message} (the same in {len(paths)} other file{'s' * many} of {where}: {names})"
 
 
-def _fold_key(finding: Finding, scopes: Mapping[str, str]) -> tuple | None:
+def _fold_key(finding: Finding, scopes: Mapping[str, str]) -> tuple[str, ...] | None:
     """What a finding is folded by (its scope first), or None when it is not folded."""
     if finding.subject and finding.subject.startswith(KEPT_MODULE):
         return KEPT_MODULE, finding.rule, finding.subject

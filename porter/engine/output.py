@@ -380,7 +380,7 @@ class InPlaceJournal:
             return []
         names = re.compile("|".join(rf"\A\..+\.{e['pid']}\.{e['token']}{re.escape(TEMP_SUFFIX)}\Z" for e in gone), re.S)
         removed = []
-        for entry in walk(self.src):
+        for entry in walk(Path(self.src)):
             name = entry.rel.rpartition("/")[2]
             if entry.is_symlink or entry.skipped or not names.match(name):
                 continue

@@ -22,7 +22,7 @@ import pickle
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from porter.core.progress import counted
 
@@ -85,7 +85,7 @@ def _fewer_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-class ForkedMap:
+class ForkedMap(Generic[T, R]):
     """`[work(t) for t in tasks]`, started now in `jobs - 1` forked workers; `finish()`
     has this process take the tasks left, then collects everything, in task order.
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from porter.core.fileset import GITIGNORE, FileSelection, LeftOut
 from porter.core.git_index import tracked_among, tracked_below
@@ -99,9 +99,9 @@ def _convert_bytes(task: Task, data: bytes) -> FileResult:
     result = convert_file(task.rel, data, task.kind, _rules(task))
     # The file's part of changes.patch is made here, in the worker, while both texts are at hand.
     # Its hunks come from the line spans of the edits (porter/core/edit_spans.py).
-    spans = [e.span for e in result.edits]
+    spans = [e.span for e in result.edits if e.span is not None]
     diff = (
-        file_diff(task.rel, data, result.new_bytes, spans=None if None in spans else spans)
+        file_diff(task.rel, data, result.new_bytes, spans=spans if len(spans) == len(result.edits) else None)
         if result.new_bytes is not None
         else b""
     )
@@ -121,7 +121,7 @@ _STEPS: dict[str, tuple[Callable[[Task, bytes], object], Callable[[str, str], ob
 }
 
 
-def _work(mode: str, task: Task) -> tuple[object, str]:
+def _work(mode: str, task: Task) -> tuple[Any, str]:  # a FileResult (convert) or FileCheck (check)
     """(result, digest) of one task; the digest only when this read was the file's first (""
     otherwise, and for a file that could not be read)."""
     on_bytes, unreadable = _STEPS[mode]
@@ -133,7 +133,7 @@ def _work(mode: str, task: Task) -> tuple[object, str]:
     return (result, "") if task.digest else (result, content_digest(data))
 
 
-def _result(mode: str, task: Task) -> object:
+def _result(mode: str, task: Task) -> Any:
     """The result of one task alone (the index already knows the file's digest)."""
     return _work(mode, task)[0]
 

@@ -30,7 +30,8 @@ import re
 import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import cast
+from collections.abc import Callable
+from typing import Any
 
 from porter.core.severity import Severity
 
@@ -98,7 +99,8 @@ def _kebab(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name).lower()
 
 
-def _attr(cls: type, key: str, default: object, check, what: str, path: Path) -> object:
+def _attr(cls: type, key: str, default: object, check: Callable[[Any], object], what: str, path: Path) -> Any:
+    """The class attribute `key` (or `default`), which `check` accepts: of the type `what` says."""
     value = getattr(cls, key, default)
     if not check(value):
         raise CodemodProblem(path, f"{cls.__name__}: {key} must be {what}, got {value!r}")
@@ -123,8 +125,8 @@ def _rule(path: Path, digest: str, cls: type, target: str) -> Rule | None:
         "a non-empty list of words (identifiers)",
         path,
     )
-    severity = cast(
-        Severity, _attr(cls, "SEVERITY", "warning", lambda v: v in SEVERITIES, f"one of {', '.join(SEVERITIES)}", path)
+    severity: Severity = _attr(
+        cls, "SEVERITY", "warning", lambda v: v in SEVERITIES, f"one of {', '.join(SEVERITIES)}", path
     )
     targets = _attr(
         cls,
@@ -158,7 +160,7 @@ def _rule(path: Path, digest: str, cls: type, target: str) -> Rule | None:
         examples=(),
         suggestion=suggestion,
         fix=f"rewrites the file with {cls.__name__} (libcst codemod in {path})",
-        params=CodemodParams(file=str(path), class_name=cls.__name__, names=tuple(cast(list, names)), digest=digest),
+        params=CodemodParams(file=str(path), class_name=cls.__name__, names=tuple(names), digest=digest),
         source=str(path),
     )
 
@@ -174,7 +176,7 @@ def load_codemods(
     problems: list[tuple[str, str]] = []  # (file, why)
     digest = hashlib.sha256()
     taken = dict(taken)
-    names = set(names)
+    in_use = set(names)
     for path in paths:
         try:
             file_hash = file_digest(path)
@@ -221,10 +223,10 @@ def load_codemods(
                     )
                 )
                 continue
-            if rule.name in names:
+            if rule.name in in_use:
                 problems.append((str(path), f"{cls.__name__}: NAME {rule.name} is the name of another rule (set NAME)"))
                 continue
             taken[rule.code] = f"{path} ({cls.__name__})"
-            names.add(rule.name)
+            in_use.add(rule.name)
             rules.append(rule)
     return rules, problems, digest.hexdigest()[:16]
