@@ -132,7 +132,8 @@ def _analysed(path: str, decoded: Decoded, rules: ActiveRules, rule_words: bool,
     try:
         tree = parse(text, path)
     except (SyntaxError, ValueError) as exc:
-        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+        line = getattr(exc, "lineno", None)  # a SyntaxError's; a ValueError (a null byte) has none
+        where = f" (line {line})" if line else ""
         return Skipped(f"does not parse as Python 3: {getattr(exc, 'msg', exc)}{where}")
     ctx = FileContext.build(path, text, tree, rules.target, rules.version, rules.own_modules, rules.kept_constants)
     used: set[tuple[int, str]] = set()
