@@ -34,6 +34,7 @@ def scope_bindings(ctx: FileContext, scope: ast.AST) -> dict[str, list]:
     made = ctx.derived.get("bindings")
     if made is None:
         made = ctx.derived["bindings"] = file_bindings(ctx)
+    assert isinstance(made, dict)  # (the store holds anything; under this key, file_bindings' answer)
     return made.get(id(scope), {})
 
 
@@ -45,9 +46,9 @@ def file_bindings(ctx: FileContext) -> Bindings:
         names = out.setdefault(id(fn), {})
         for arg in a.posonlyargs + a.args + a.kwonlyargs:
             names.setdefault(arg.arg, []).append(arg)
-        for arg in (a.vararg, a.kwarg):
-            if arg is not None:
-                names.setdefault(arg.arg, []).append(None)
+        for star in (a.vararg, a.kwarg):
+            if star is not None:
+                names.setdefault(star.arg, []).append(None)
     for node in ctx.nodes(
         ast.Assign, ast.AnnAssign, ast.NamedExpr, *_UNFOLLOWED, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef
     ):
@@ -63,9 +64,9 @@ def file_bindings(ctx: FileContext) -> Bindings:
         elif isinstance(node, ast.withitem):
             if node.optional_vars is not None:
                 _bind(names, node.optional_vars, None)
-        elif isinstance(node, _UNFOLLOWED):
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):  # (withitem is above)
             _bind(names, node.target, None)
-        else:
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):  # all that is left
             names.setdefault(node.name, []).append(None)
     return out
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from typing import Any, TypeVar, overload
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar, overload
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -42,10 +43,10 @@ _LEAF_FIELDS = frozenset(
         "ops",
     }
 )
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
 
 
-def _child_fields(cls: type) -> tuple[str, ...]:
+def _child_fields(cls: type[ast.AST]) -> tuple[str, ...]:
     fields = tuple(f for f in cls._fields if f not in _LEAF_FIELDS and not (cls is ast.Constant and f == "value"))
     _CHILD_FIELDS[cls] = fields
     return fields
@@ -57,9 +58,13 @@ def _as_literal(node: ast.JoinedStr) -> ast.expr:
     is (a kind that skips f-string parts would leave it on CUDA while rewriting the block around
     it). An f-string with a placeholder stays one. (A format spec, `f"{x:>8}"`, is an f-string
     too; it is never replaced: the walk skips JoinedStr children of FormattedValue.)"""
-    if not all(type(v) is ast.Constant for v in node.values):
-        return node
-    return ast.copy_location(ast.Constant(value="".join(v.value for v in node.values)), node)
+    texts = []
+    for v in node.values:
+        # (a Constant part of an f-string always holds a str: the test only tells the type checker)
+        if type(v) is not ast.Constant or not isinstance(v.value, str):
+            return node
+        texts.append(v.value)
+    return ast.copy_location(ast.Constant(value="".join(texts)), node)
 
 
 def is_test_function(node: ast.AST) -> bool:
@@ -67,7 +72,26 @@ def is_test_function(node: ast.AST) -> bool:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
 
 
+if TYPE_CHECKING:
+
+    class StrConstant(ast.Constant):
+        """A string literal: an `ast.Constant` whose value is a str. Only the type checker
+        sees this class (the parser makes plain Constants); `is_str_constant` tells one."""
+
+        value: str
+
+else:
+    StrConstant = ast.Constant  # (so that modules can name it at run time too)
+
+
+def is_str_constant(node: ast.AST | None) -> TypeGuard[StrConstant]:
+    """A string literal (`"cuda"`), not a number, bytes or None."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
 N = TypeVar("N", bound=ast.AST)
+N2 = TypeVar("N2", bound=ast.AST)
+N3 = TypeVar("N3", bound=ast.AST)
 
 
 @dataclass
@@ -83,8 +107,9 @@ class FileContext:
     version: str | None = None
     own_modules: frozenset[str] = frozenset()  # the tree's own top-level packages (ActiveRules.own_modules)
     kept_constants: frozenset[tuple[str, str]] = frozenset()  # (module, literal): ActiveRules.kept_constants
-    # What readers above this layer derive from the file once and share (bindings.scope_bindings).
-    derived: dict[str, object] = field(default_factory=dict)
+    # What readers above this layer derive from the file once and share (bindings.scope_bindings,
+    # _foreign_flow.reaching), by a key of their own.
+    derived: dict[Hashable, object] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -133,7 +158,7 @@ class FileContext:
         )
 
     @cached_property
-    def import_chains(self) -> list[tuple[ast.AST, str]]:
+    def import_chains(self) -> list[tuple[ast.expr, str]]:
         """Every use of an imported name: the outermost node of each Name/Attribute chain
         rooted at one (`torch.cuda.synchronize` of `torch.cuda.synchronize()`), with the
         qualified name it resolves to, in source order.
@@ -144,12 +169,13 @@ class FileContext:
         """
         bindings, parents = self.imports.bindings, self.parents
         Attribute = ast.Attribute
-        chains: list[tuple[ast.AST, str]] = []
-        for name in self.by_type.get(ast.Name, ()):
+        chains: list[tuple[ast.expr, str]] = []
+        for name in self.nodes(ast.Name):
             base = bindings.get(name.id)
             if base is None:
                 continue
-            node, parts = name, [base]
+            node: ast.expr = name  # the chain's outermost node so far: a Name, then an Attribute
+            parts = [base]
             parent = parents.get(node)
             while type(parent) is Attribute and parent.value is node:
                 parts.append(parent.attr)
@@ -186,9 +212,13 @@ class FileContext:
     @overload
     def nodes(self, kind: type[N], /) -> list[N]: ...
     @overload
+    def nodes(self, kind: type[N], kind2: type[N2], /) -> list[N | N2]: ...
+    @overload
+    def nodes(self, kind: type[N], kind2: type[N2], kind3: type[N3], /) -> list[N | N2 | N3]: ...
+    @overload
     def nodes(self, *kinds: type[ast.AST]) -> list[ast.AST]: ...
     def nodes(self, *kinds: type[ast.AST]) -> list[Any]:
-        """The file's nodes of these types (of one type: typed as it)."""
+        """The file's nodes of these types (of up to three types: typed as them)."""
         out: list[ast.AST] = []
         for t in kinds:
             out.extend(self.by_type.get(t, ()))

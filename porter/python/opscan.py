@@ -135,9 +135,7 @@ def _holds(ctx: FileContext, use: ApiUse, triggers: tuple[str, ...]) -> bool:
             value = keywords.get(name)
             if isinstance(value, ast.Constant) and value.value == ast.literal_eval(literal):
                 return True
-        elif trigger in keywords and not (
-            isinstance(keywords[trigger], ast.Constant) and keywords[trigger].value is None
-        ):
+        elif trigger in keywords and not _is_none(keywords[trigger]):
             if trigger == "generator" and _cpu_generator(ctx, keywords[trigger]):
                 continue  # the limitation is about a device generator (litgpt's torch.Generator().manual_seed(s))
             return True
@@ -198,6 +196,11 @@ def _argument_is(ctx: FileContext, node: ast.AST, name: str) -> bool:
     return bool(values) and all(not isinstance(v, ast.Name) and _argument_is(ctx, v, "dtype") for v in values)
 
 
+def _is_none(node: ast.AST) -> bool:
+    """The literal None (`generator=None` passes none)."""
+    return isinstance(node, ast.Constant) and node.value is None
+
+
 def table_label(table: ApiTable) -> str:
     """How messages name a table: the mlu table for torch 2.4, the hip table (any torch version)."""
     if table.version == ANY_VERSION:
@@ -213,6 +216,7 @@ def _finding(ctx: FileContext, rule: Rule, table: ApiTable, use: ApiUse, host_fo
     note = entry.host_note if host_form else entry.note
     if note:
         message += f": {note}"
+    suggestion: str | None  # (the rule's own may be None)
     if entry.counterpart:
         suggestion = f"Use {entry.counterpart}."
     elif entry.status == "unknown":

@@ -52,9 +52,9 @@ class ImportMap:
                 and isinstance(stmt.targets[0], ast.Name)
                 and isinstance(stmt.value, ast.Attribute)
             ):
-                qual = resolver.resolve(stmt.value)
-                if qual:
-                    bindings.setdefault(stmt.targets[0].id, qual)
+                aliased = resolver.resolve(stmt.value)
+                if aliased:
+                    bindings.setdefault(stmt.targets[0].id, aliased)
         return resolver
 
     @classmethod

@@ -39,7 +39,8 @@ def reaching(ctx: FileContext, modules: tuple[str, ...]) -> dict[int, tuple[str,
     made = ctx.derived.get(key)
     if made is None:
         made = ctx.derived[key] = _reaching(ctx, modules) if modules else {}
-    return made  # type: ignore[return-value]
+    assert isinstance(made, dict)  # (the store holds anything; under this key, _reaching's answer)
+    return made
 
 
 def _reaching(ctx: FileContext, modules: tuple[str, ...]) -> dict[int, tuple[str, str, int]]:
@@ -118,6 +119,7 @@ def _bound_literals(ctx: FileContext, value: object) -> list[ast.AST]:
         found = [n for n in ast.walk(value.annotation)] if value.annotation is not None else []
         if isinstance(arguments, ast.arguments):
             positional = [*arguments.posonlyargs, *arguments.args]
+            pairs: list[tuple[ast.arg, ast.expr | None]]  # (kw_defaults: None for a parameter without one)
             pairs = list(zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults))
             pairs += list(zip(arguments.kwonlyargs, arguments.kw_defaults))
             found += [d for a, d in pairs if a is value and d is not None]

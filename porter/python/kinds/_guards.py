@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import ast
 
 from porter.core.model import Finding
-from porter.python.context import FileContext
+from porter.python.context import FileContext, is_str_constant
 from porter.rules import Rule
 from porter.rules.kinds import DeviceGuardParams
 
@@ -86,7 +86,8 @@ def checked_ifs(ctx: FileContext, rule: Rule) -> set[int]:
             continue
         if not is_check(ctx, call, rule):
             continue
-        child, parent = call, ctx.parents.get(call)
+        child: ast.AST = call  # climbing: the check call, then what holds it
+        parent = ctx.parents.get(call)
         while parent is not None and not isinstance(child, ast.stmt):
             if isinstance(parent, ast.If) and parent.test is child:
                 found.add(id(parent))
@@ -124,13 +125,13 @@ class KeptValues:
             if f.edit is None:
                 self.reported.setdefault((f.line, f.col), f)
 
-    def literal(self, node: ast.AST) -> tuple[ast.AST, Finding] | None:
+    def literal(self, node: ast.AST) -> tuple[ast.Constant, Finding] | None:
         if not (self.reported and isinstance(node, ast.Constant) and isinstance(node.value, str)):
             return None
         found = self.reported.get(self.ctx.index.line_col(self.ctx.span(node)[0]))
         return (node, found) if found is not None else None
 
-    def choice(self, node: ast.AST) -> tuple[ast.AST, Finding] | None:
+    def choice(self, node: ast.AST) -> tuple[ast.Constant, Finding] | None:
         """A kept literal among the values `node` may be (the arms of `a if c else b`)."""
         while isinstance(node, ast.IfExp):
             found = self.literal(node.body)
@@ -139,7 +140,7 @@ class KeptValues:
             node = node.orelse
         return self.literal(node)
 
-    def __call__(self, body: list[ast.stmt]) -> tuple[ast.AST, Finding] | None:
+    def __call__(self, body: list[ast.stmt]) -> tuple[ast.Constant, Finding] | None:
         """A kept literal that a statement of `body` assigns (`accelerator = "cuda"`)."""
         for stmt in body:
             value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
@@ -255,7 +256,7 @@ def _device_of(part: ast.AST, devices: Sequence[str]) -> str | None:
             and isinstance(node.func, ast.Name)
             and node.func.id == "getattr"
             and len(node.args) >= 2
-            and isinstance(node.args[1], ast.Constant)
+            and is_str_constant(node.args[1])  # (only a string can be one of `devices`)
             and node.args[1].value in devices
         ):
             return node.args[1].value

@@ -16,11 +16,12 @@ known here, and the import is added for what is certain.
 from __future__ import annotations
 
 import ast
+from typing import TypeGuard
 
 from porter.python.context import FileContext
 
 
-def _int(node: ast.AST) -> bool:
+def _int(node: ast.AST) -> TypeGuard[ast.Constant]:
     return isinstance(node, ast.Constant) and type(node.value) is int
 
 
@@ -28,7 +29,7 @@ def int_device_ordinals(ctx: FileContext) -> list[ast.Constant]:
     """The int literals the file gives torch as a device: `torch.device(0)`, `.to(0)` (a tensor's
     or a module's, whatever the receiver: the import costs nothing where it is not one), and a
     `device=0` keyword of a call into torch or of `.to`."""
-    out = []
+    out: list[ast.Constant] = []
     for call in ctx.nodes(ast.Call):
         name = ctx.imports.resolve(call.func) or ""
         method = call.func.attr if isinstance(call.func, ast.Attribute) and not name.startswith("torch") else None

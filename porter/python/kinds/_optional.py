@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import re
 
-from porter.python.context import FileContext, is_test_function
+from porter.python.context import FileContext, is_str_constant, is_test_function
 from porter.python.devices import OTHER_DEVICES
 
 _STOPS = {"exit", "_exit", "quit", "abort"}
@@ -118,9 +118,8 @@ def _on_other_device(test: ast.AST) -> bool:
 def _strings(node: ast.AST) -> list[str]:
     """The string constants `node` is made of (a string, or a tuple, list or set of them)."""
     items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
-    if all(isinstance(i, ast.Constant) and isinstance(i.value, str) for i in items):
-        return [i.value for i in items]
-    return []
+    texts = [i.value for i in items if is_str_constant(i)]
+    return texts if len(texts) == len(items) else []  # only when every item is a string
 
 
 def _swallows_import_error(handler: ast.ExceptHandler) -> bool:

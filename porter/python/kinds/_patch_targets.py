@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.python.context import FileContext
+from porter.python.context import FileContext, StrConstant, is_str_constant
 
 _STRING_PATCHERS = {"unittest.mock.patch", "mock.patch"}
 _OBJECT_PATCHERS = {"unittest.mock.patch.object", "mock.patch.object"}
@@ -44,33 +44,34 @@ def _first_argument(call: ast.Call) -> ast.AST | None:
     return next((k.value for k in call.keywords if k.arg == "target"), None)
 
 
-def _is_string(node: ast.AST | None) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str)
-
-
-def string_targets(ctx: FileContext) -> list[ast.Constant]:
+def string_targets(ctx: FileContext) -> list[StrConstant]:
     """The dotted strings that name what a mock patches (`"torch.cuda.is_available"`)."""
-    out = []
+    out: list[StrConstant] = []
     for call in ctx.nodes(ast.Call):
         target = _first_argument(call)
-        if not _is_string(target) or "." not in target.value:
+        if not is_str_constant(target) or "." not in target.value:
             continue
         if ctx.imports.resolve(call.func) in _STRING_PATCHERS or _fixture_method(call.func) in _FIXTURE_STRING:
             out.append(target)
     return out
 
 
-def _object_patch(ctx: FileContext, call: ast.AST | None) -> ast.Constant | None:
+def _object_patch(ctx: FileContext, call: ast.AST | None) -> StrConstant | None:
     """The member's name of a mock by object and name (`"is_available"` of `patch.object(torch.cuda,
     "is_available")`), else None."""
-    if not isinstance(call, ast.Call) or len(call.args) < 2 or _is_string(call.args[0]) or not _is_string(call.args[1]):
+    if (
+        not isinstance(call, ast.Call)
+        or len(call.args) < 2
+        or is_str_constant(call.args[0])
+        or not is_str_constant(call.args[1])
+    ):
         return None
     if ctx.imports.resolve(call.func) in _OBJECT_PATCHERS or _fixture_method(call.func) in _FIXTURE_OBJECT:
         return call.args[1]
     return None
 
 
-def patched_member(ctx: FileContext, node: ast.AST) -> ast.Constant | None:
+def patched_member(ctx: FileContext, node: ast.AST) -> StrConstant | None:
     """The member's name when `node` is the object a mock patches a member of (`torch.cuda` in
     `patch.object(torch.cuda, "is_available")`), else None."""
     call = ctx.parents.get(node)

@@ -54,15 +54,17 @@ def first_containing(regions: Sequence[Span], spans: Sequence[Span]) -> list[int
 
     def enter(position: int, index: int) -> None:
         while position < len(tree):
-            if tree[position] is None or index < tree[position]:
+            held = tree[position]
+            if held is None or index < held:
                 tree[position] = index
             position += position & -position
 
     def smallest(count: int) -> int | None:  # the smallest index among ranks 1..count
         best = None
         while count > 0:
-            if tree[count] is not None and (best is None or tree[count] < best):
-                best = tree[count]
+            held = tree[count]
+            if held is not None and (best is None or held < best):
+                best = held
             count -= count & -count
         return best
 

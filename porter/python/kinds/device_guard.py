@@ -241,7 +241,7 @@ def _quoted(ctx: FileContext, literal: ast.AST) -> str:
     return ctx.text[slice(*ctx.span(literal))]
 
 
-def _kept_choice_note(ctx: FileContext, rule: Rule, test: ast.AST, literal: ast.AST, why: Finding) -> Finding:
+def _kept_choice_note(ctx: FileContext, rule: Rule, test: ast.AST, literal: ast.Constant, why: Finding) -> Finding:
     """The note on a check kept because what it chooses is kept (`if torch.cuda.is_available():
     accelerator = "cuda"` where "cuda" is Lightning's accelerator name): converting the check
     alone would hand the kept value to the target, and a target branch would have nothing of
@@ -263,7 +263,9 @@ def _keep_regions(
     with_edit = [f for f in findings if f.edit]
     # The first kept region (in `keep`'s order) that holds each edit, found in one sweep: a
     # test of every edit against every region was quadratic.
-    holder = first_containing([(a, b) for a, b, _ in keep], [(f.edit.start, f.edit.end) for f in with_edit])
+    # (every one of with_edit has an edit: the test only tells the type checker so)
+    spans = [(f.edit.start, f.edit.end) for f in with_edit if f.edit is not None]
+    holder = first_containing([(a, b) for a, b, _ in keep], spans)
     region_of = {id(f): keep[i] for f, i in zip(with_edit, holder) if i is not None}
     kept_at = {(f.rule, f.line) for f in with_edit if id(f) in region_of}
     out: list[Finding] = []

@@ -25,9 +25,9 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from porter.python.kinds.literal_text import literal_body
-from porter.core.model import Finding
+from porter.core.model import Finding, Severity
 from porter.core.per_file import once_per_subject
-from porter.python.context import FileContext
+from porter.python.context import FileContext, is_str_constant
 from porter.rules import Rule
 from porter.rules.kinds import ContainerEnvVarParams, EnvVarParams
 from porter.python.kinds.base import PythonKind
@@ -71,7 +71,7 @@ def rule_for_name(name: str, rules: list[Rule]) -> Rule | None:
     return None
 
 
-def report(name: str, rule: Rule, source: Rule) -> tuple[str, str | None]:
+def report(name: str, rule: Rule, source: Rule) -> tuple[str, Severity | None]:
     """Message and severity (None: the rule's own) of a finding of `rule` that reports `name`,
     which `source` has no counterpart for. A name `source` lists in `notes` (NCCL's logging
     switches) changes nothing that runs on the target: a note saying why."""
@@ -83,7 +83,9 @@ def report(name: str, rule: Rule, source: Rule) -> tuple[str, str | None]:
     return (summary if name in summary else f"{name}: {summary}"), None
 
 
-def variable_verdict(name: str, sources: list[tuple[Rule, Rule]]) -> tuple[Rule, str | None, str, str | None] | None:
+def variable_verdict(
+    name: str, sources: list[tuple[Rule, Rule]]
+) -> tuple[Rule, str | None, str, Severity | None] | None:
     """What the first (rule, source) whose source names `name` says of it, in any file type:
     (rule, the new name or None, message, severity or None for the rule's own); None when no
     source names it. `source` holds the names and renames (an env-var rule); `rule` reports."""
@@ -130,13 +132,13 @@ def _mentions(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             value = node.value
             if type(value) is not str or "_" not in value or ("=" not in value and not any_name.match(value)):
                 continue
-        elif not any(isinstance(v, ast.Constant) and "=" in v.value for v in node.values):
+        elif not any(is_str_constant(v) and "=" in v.value for v in node.values):  # (its literal parts)
             continue
         if isinstance(ctx.parents.get(node), ast.Expr):
             continue  # docstrings and bare string statements are prose
         start, end = ctx.span(node)
         source = ctx.text[start:end]
-        if isinstance(node, ast.Constant):
+        if is_str_constant(node):  # (a Constant here holds a str: see the tests above)
             if isinstance(ctx.parents.get(node), ast.JoinedStr):
                 continue  # a literal part of an f-string: scanned with the whole f-string
             rule = rule_for_name(node.value, rules)
@@ -202,7 +204,9 @@ def _switched_off(rule: Rule, value: object) -> bool:
 
 
 def _finding(ctx: FileContext, rule: Rule, name: str, offset: int) -> Finding:
-    _, new, message, severity = variable_verdict(name, [(rule, rule)])
+    verdict = variable_verdict(name, [(rule, rule)])
+    assert verdict is not None  # `rule` names `name`: rule_for_name chose it
+    _, new, message, severity = verdict
     span = (offset, offset + len(name))
     if new is None:
         return ctx.finding(rule, span, message, subject=name, severity=severity)

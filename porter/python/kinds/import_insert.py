@@ -124,6 +124,7 @@ def _top_of_module(ctx: FileContext) -> int:
             isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
         )
         if (is_doc and line == 0) or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            assert node.end_lineno is not None  # (the parser sets it on every statement)
             line = node.end_lineno
             continue
         break
@@ -232,8 +233,8 @@ def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> li
         )
         places = _local_anchors(ctx, findings, anchor) if ctx.imports.binds(anchor) else None
         if places:
-            for target, after in places:
-                added = _inserted(ctx, rule, target, after, f"import {module}  # noqa: F401", message)
+            for place, place_after in places:
+                added = _inserted(ctx, rule, place, place_after, f"import {module}  # noqa: F401", message)
                 if added is not None:
                     findings = findings + [added]
             continue
@@ -271,6 +272,7 @@ def _inserted(
     if after and rest and not rest.startswith("#"):
         after = False  # `import torch; torch.cuda...` on one line: put ours before it
     if after:
+        assert target.end_lineno is not None  # (the parser sets it on every statement)
         end_line = target.end_lineno
         line_end = ctx.index.starts[end_line] if end_line < len(ctx.index.starts) else len(ctx.text)
         body = ctx.text[ctx.index.starts[end_line - 1] : line_end]

@@ -68,7 +68,7 @@ def kept_finding(ctx: FileContext, rule: Rule) -> Finding | None:
     """The one finding of a module kept whole, or None when the module is ported."""
     p = KernelModuleParams.of(rule)
     kernels, suffixes = p.kernel_modules, p.extension_suffixes
-    found = _top_level_import(ctx, lambda name: _listed(name, kernels))
+    found: tuple[ast.AST, str] | None = _top_level_import(ctx, lambda name: _listed(name, kernels))
     if found is not None:
         node, module = found
         why = f"it imports {module} at top level (a GPU kernel language or another vendor's stack), which does not run on the target"
@@ -106,7 +106,7 @@ def _kept(ctx: FileContext, rule: Rule, node: ast.AST, module: str, why: str, sh
 
 def _top_level_import(
     ctx: FileContext, listed: Callable[[str], str | None], optional_in_try: bool = True
-) -> tuple[ast.AST, str] | None:
+) -> tuple[ast.Import | ast.ImportFrom, str] | None:
     """The first import the module cannot run without (its body, or a top-level `try:` that
     does not carry on without it: `optional_in_try` False counts every `try:`) of a module
     `listed` names, with that name."""
@@ -117,6 +117,8 @@ def _top_level_import(
             if not (optional_in_try and _carries_on_without(stmt)):
                 stack[:0] = stmt.body
             continue
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            continue  # (it imports nothing: _imported would say so)
         for name in _imported(stmt):
             module = listed(name)
             if module is not None:
@@ -180,7 +182,7 @@ def _monkey_patch(ctx: FileContext, modules: Sequence[str]) -> tuple[ast.AST, st
     return None
 
 
-def _has_fallback(ctx: FileContext, node: ast.AST, modules: Sequence[str]) -> bool:
+def _has_fallback(ctx: FileContext, node: ast.Import | ast.ImportFrom, modules: Sequence[str]) -> bool:
     """Whether `node`, an import in a top-level `try:`, has a working fallback: a handler that
     binds every name it binds, to something other than None or the same libraries."""
     block = ctx.parents.get(node)

@@ -52,11 +52,16 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             if _is_one_of(value, KeywordValueParams.of(rule).unless_values):
                 continue
             values = KeywordValueParams.of(rule).values
-            unknown = not isinstance(value, ast.Constant)
+            constant = value if isinstance(value, ast.Constant) else None
+            unknown = constant is None
             if (
                 values is not None
                 and not (unknown and KeywordValueParams.of(rule).report_unknown)
-                and not (not unknown and value.value in values and type(value.value) in {type(v) for v in values})
+                and not (
+                    constant is not None
+                    and constant.value in values
+                    and type(constant.value) in {type(v) for v in values}
+                )
             ):
                 continue
             node = where
@@ -106,23 +111,23 @@ def _in_wanted_call(ctx: FileContext, where: ast.AST, calls: Sequence[str]) -> b
     return last in calls or last == "dict" or resolved.split(".", 1)[0] in calls  # dict(...): kwargs being built
 
 
-def _settings(ctx: FileContext) -> Iterable[tuple[ast.AST, str, ast.AST]]:
+def _settings(ctx: FileContext) -> Iterable[tuple[ast.AST, str, ast.expr]]:
     """(node to report at, setting name, value node) for each way of writing a setting."""
-    for node in ctx.nodes(ast.keyword):
-        if node.arg:
-            yield node, node.arg, node.value
-    for node in ctx.nodes(ast.Dict):
-        for key, value in zip(node.keys, node.values):
+    for keyword in ctx.nodes(ast.keyword):
+        if keyword.arg:
+            yield keyword, keyword.arg, keyword.value
+    for table in ctx.nodes(ast.Dict):
+        for key, value in zip(table.keys, table.values):
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
                 yield key, key.value, value
-    for node in ctx.nodes(ast.Assign):
-        for target in node.targets:
+    for assign in ctx.nodes(ast.Assign):
+        for target in assign.targets:
             if (
                 isinstance(target, ast.Subscript)
                 and isinstance(target.slice, ast.Constant)
                 and isinstance(target.slice.value, str)
             ):
-                yield node, target.slice.value, node.value
+                yield assign, target.slice.value, assign.value
 
 
 KIND = PythonKind("keyword-value", screen=screen_words, find=check)

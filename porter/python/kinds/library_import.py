@@ -79,6 +79,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         count: dict[str, int] = {}
         nodes = sorted(ctx.nodes(ast.Import, ast.ImportFrom), key=lambda n: (n.lineno, n.col_offset))
         for node in nodes:
+            modules: list[tuple[str, ast.AST]]  # (module, the node to report it at)
             if isinstance(node, ast.ImportFrom):
                 if node.level or not node.module:
                     continue

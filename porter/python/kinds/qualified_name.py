@@ -27,7 +27,7 @@ from porter.python.kinds._patch_targets import patched_member, string_targets
 from porter.python.kinds.literal_text import literal_body
 from porter.core.textio import line_ending
 from porter.core.model import Finding
-from porter.python.context import FileContext
+from porter.python.context import FileContext, StrConstant
 from porter.rules import Rule
 from porter.rules.kinds import QualifiedNameParams
 from porter.python.kinds.base import PythonKind
@@ -55,10 +55,10 @@ def screen_words(rules: list[Rule]) -> set[str]:
 def check(ctx: FileContext, rules: list[Rule]) -> list[Finding]:
     table = NameTable(rules)
     imports: list[Finding] = []
-    for node in ctx.nodes(ast.Import):
-        imports.extend(check_import(ctx, table, node))
-    for node in ctx.nodes(ast.ImportFrom):
-        imports.extend(check_import_from(ctx, table, node))
+    for statement in ctx.nodes(ast.Import):
+        imports.extend(check_import(ctx, table, statement))
+    for statement_from in ctx.nodes(ast.ImportFrom):
+        imports.extend(check_import_from(ctx, table, statement_from))
     uses: list[Finding] = []
     for node, qual in ctx.import_chains:
         member = patched_member(ctx, node)
@@ -102,9 +102,9 @@ def _exported(ctx: FileContext, finding: Finding) -> bool:
 def _dunder_all(ctx: FileContext) -> set[str]:
     names: set[str] = set()
     for stmt in ctx.tree.body:
-        targets = (
-            stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AugAssign) else []
-        )
+        if not isinstance(stmt, (ast.Assign, ast.AugAssign)):
+            continue
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
             names.update(
                 e.value
@@ -141,7 +141,10 @@ def _called_with(ctx: FileContext, node: ast.AST, keywords: Mapping[str, Any]) -
     if not keywords or not isinstance(call, ast.Call) or call.func is not node:
         return False
     return any(
-        kw.arg in keywords and isinstance(kw.value, ast.Constant) and kw.value.value in keywords[kw.arg]
+        kw.arg is not None  # (`**kwargs`: no name, so not one of them)
+        and kw.arg in keywords
+        and isinstance(kw.value, ast.Constant)
+        and kw.value.value in keywords[kw.arg]
         for kw in call.keywords
     )
 
@@ -158,9 +161,10 @@ def _switched_by(ctx: FileContext, node: ast.AST, patterns: Sequence[str]) -> st
             test = parent.test
         elif isinstance(parent, ast.IfExp) and child is parent.body:
             test = parent.test
-        name = test.attr if isinstance(test, ast.Attribute) else test.id if isinstance(test, ast.Name) else None
-        if name is not None and any(fnmatch.fnmatchcase(name, p) for p in patterns):
-            return ast.unparse(test)
+        if isinstance(test, (ast.Attribute, ast.Name)):
+            name = test.attr if isinstance(test, ast.Attribute) else test.id
+            if any(fnmatch.fnmatchcase(name, p) for p in patterns):
+                return ast.unparse(test)
         child, parent = parent, ctx.parents.get(parent)
     return None
 
@@ -221,7 +225,7 @@ def _check_use(ctx: FileContext, table: NameTable, node: ast.AST, qual: str, rul
 
 
 def _check_patched_member(
-    ctx: FileContext, table: NameTable, node: ast.AST, qual: str, member: ast.Constant
+    ctx: FileContext, table: NameTable, node: ast.AST, qual: str, member: StrConstant
 ) -> Iterable[Finding]:
     """`patch.object(torch.cuda, "is_available")`: the object and the member's name are one
     qualified name, renamed as the code's use of it is (porter/python/kinds/_patch_targets.py).
@@ -238,7 +242,9 @@ def _check_patched_member(
     if new_whole == whole:
         return
     parent, new_name = new_whole.rsplit(".", 1)
-    rule = table.lookup(whole)[1]
+    hit_whole = table.lookup(whole)
+    assert hit_whole is not None  # a rule renames it (new_whole != whole), so one matches it
+    rule = hit_whole[1]
     if parent != table.renamed(qual):  # the member moves to another module (custom_fwd -> torch.amp)
         yield ctx.finding(
             rule,
@@ -251,7 +257,7 @@ def _check_patched_member(
         yield from _string_edit(ctx, rule, member, member.value, new_name, whole, new_whole)
 
 
-def _check_patch_target(ctx: FileContext, table: NameTable, target: ast.Constant) -> Iterable[Finding]:
+def _check_patch_target(ctx: FileContext, table: NameTable, target: StrConstant) -> Iterable[Finding]:
     """`patch("torch.cuda.is_available")`, also through a module's own reference to torch
     (`patch("trainer.torch.cuda.is_available")`): the dotted name from the first component the
     rules know is renamed as the code's use of it is. A name a rule only reports stays: the code
@@ -268,7 +274,7 @@ def _check_patch_target(ctx: FileContext, table: NameTable, target: ast.Constant
 
 
 def _string_edit(
-    ctx: FileContext, rule: Rule, node: ast.Constant, old: str, new: str, qual: str, new_qual: str
+    ctx: FileContext, rule: Rule, node: StrConstant, old: str, new: str, qual: str, new_qual: str
 ) -> Iterable[Finding]:
     """The edit of `old`, the end of the string `node` spells, to `new`."""
     start, end = ctx.span(node)

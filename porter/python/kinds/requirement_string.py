@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from porter.python.kinds.literal_text import literal_body
 from porter.core.model import Finding
-from porter.python.context import FileContext
+from porter.python.context import FileContext, StrConstant, is_str_constant
 from porter.rules import Rule
 from porter.rules.kinds import REQUIREMENT_STRING
 from porter.python.kinds.base import PythonKind
@@ -45,7 +45,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     if policy is None:
         return []
     assigned = _module_assignments(ctx.tree)
-    strings: dict[int, ast.Constant] = {}
+    strings: dict[int, StrConstant] = {}
     for keyword in keywords:
         for node in _requirement_strings(keyword.value, assigned, _MAX_DEPTH):
             strings.setdefault(id(node), node)
@@ -55,7 +55,7 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     return findings
 
 
-def _review(ctx: FileContext, policy: RequirementPolicy, node: ast.Constant) -> list[Finding]:
+def _review(ctx: FileContext, policy: RequirementPolicy, node: StrConstant) -> list[Finding]:
     from porter.tables.requirement_policy import alone_on_lines, requirement_findings
 
     start, end = ctx.span(node)
@@ -82,11 +82,11 @@ def _module_assignments(tree: ast.Module) -> dict[str, ast.expr]:
     return out
 
 
-def _requirement_strings(value: ast.expr, assigned: dict[str, ast.expr], depth: int) -> Iterable[ast.Constant]:
+def _requirement_strings(value: ast.expr, assigned: dict[str, ast.expr], depth: int) -> Iterable[StrConstant]:
     """String constants that are requirements in a keyword's value."""
     if depth <= 0:
         return
-    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+    if is_str_constant(value):
         yield value
     elif isinstance(value, (ast.List, ast.Tuple, ast.Set)):
         for element in value.elts:

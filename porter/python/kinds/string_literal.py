@@ -64,7 +64,7 @@ from porter.python.kinds._foreign_flow import reaching
 from porter.python.kinds._patch_targets import is_member_name
 from porter.python.kinds.literal_text import literal_body
 from porter.core.model import KEPT_CONSTANT, Finding
-from porter.python.context import FileContext
+from porter.python.context import FileContext, StrConstant, is_str_constant
 from porter.rules import Rule
 from porter.rules.kinds import StringLiteralParams
 from porter.python.kinds.base import PythonKind
@@ -161,7 +161,8 @@ def _named_constant(ctx: FileContext, node: ast.AST, value: str) -> str | None:
     if not isinstance(target, ast.Name):
         return None
     name = target.id
-    in_class = isinstance(ctx.parents.get(ctx.parents.get(node)), ast.ClassDef)
+    parent = ctx.parents.get(node)  # (the assignment: `node` is its value)
+    in_class = parent is not None and isinstance(ctx.parents.get(parent), ast.ClassDef)
     if not (name.isupper() or in_class):
         return None
     word = re.split(r"[^A-Za-z]", value, maxsplit=1)[0].lower()
@@ -202,7 +203,7 @@ def _foreign_use(ctx: FileContext, node: ast.AST, rule: Rule) -> str | None:
     return None
 
 
-def _reaches_foreign(ctx: FileContext, node: ast.AST, rule: Rule) -> Finding | None:
+def _reaches_foreign(ctx: FileContext, node: StrConstant, rule: Rule) -> Finding | None:
     """A finding that keeps `node` when it reaches a call into a `report_in_modules` module
     through a variable of its function (porter/python/kinds/_foreign_flow.py): a note when
     the rule is `covered_by` another that reports the call itself (Lightning's Trainer and
@@ -259,10 +260,11 @@ def _follows_the_port(ctx: FileContext, other: ast.AST, rule: Rule) -> bool:
         literals.append(value)
     answers = [v for v in literals if _torch_call(ctx, v)]
     literals = [v for v in literals if not _torch_call(ctx, v)]
-    if not all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in literals):
-        return False
+    strings = [v for v in literals if is_str_constant(v)]
+    if len(strings) != len(literals):
+        return False  # a binding that is not a string literal (nor a call into torch)
     known = StringLiteralParams.of(rule).values
-    rewritten = [v for v in literals if v.value in known]  # ("gloo" stays as it is)
+    rewritten = [v for v in strings if v.value in known]  # ("gloo" stays as it is)
     return bool(rewritten or answers) and all(
         _foreign_use(ctx, v, rule) is None and _named_constant(ctx, v, v.value) is None for v in rewritten
     )
@@ -445,7 +447,7 @@ def _only_named(ctx: FileContext, node: ast.AST, value: str) -> bool:
     return any(_contains(a, node) for a in _annotations(parent))
 
 
-def _annotations(stmt: ast.AST | None) -> list[ast.AST]:
+def _annotations(stmt: ast.AST | None) -> list[ast.expr]:
     """The type annotations a statement holds (a variable's, a function's arguments and return)."""
     if isinstance(stmt, ast.AnnAssign):
         return [stmt.annotation]
@@ -512,7 +514,7 @@ def _any_trigger(triggers: frozenset[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(re.escape(t) for t in sorted(triggers, key=lambda t: (-len(t), t))))
 
 
-def _candidates(strings: list[ast.Constant], rules: list[Rule]) -> list[ast.Constant]:
+def _candidates(strings: list[StrConstant], rules: list[Rule]) -> list[StrConstant]:
     """The strings that hold any rule's trigger. A file has thousands of strings
     (docstrings, keys, messages) and few name a device: one search of all of them, joined,
     finds those, instead of every rule's tests on every string."""
@@ -521,7 +523,7 @@ def _candidates(strings: list[ast.Constant], rules: list[Rule]) -> list[ast.Cons
         return strings
     values = [n.value for n in strings]
     starts = list(accumulate((len(v) + 1 for v in values[:-1]), initial=0))  # of each string in the joined text
-    out: list[ast.Constant] = []
+    out: list[StrConstant] = []
     for match in pattern.finditer("\0".join(values)):  # no trigger holds the separator: a match is inside one string
         node = strings[bisect_right(starts, match.start()) - 1]
         if not out or out[-1] is not node:
@@ -531,7 +533,7 @@ def _candidates(strings: list[ast.Constant], rules: list[Rule]) -> list[ast.Cons
 
 def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     strings = sorted(
-        _candidates([n for n in ctx.nodes(ast.Constant) if type(n.value) is str], rules),
+        _candidates([n for n in ctx.nodes(ast.Constant) if is_str_constant(n)], rules),
         key=lambda n: (n.lineno, n.col_offset),
     )
     for rule in rules:
@@ -557,9 +559,10 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 continue
             if _kept_context(ctx, node, rule):
                 continue
-            if isinstance(ctx.parents.get(node), ast.JoinedStr):
-                if _flagged(value, flag) and ctx.parents[node].values[0] is node:
-                    yield ctx.finding(rule, ctx.parents[node], subject=value.split(" ", 1)[0])
+            parent = ctx.parents.get(node)
+            if isinstance(parent, ast.JoinedStr):
+                if _flagged(value, flag) and parent.values[0] is node:
+                    yield ctx.finding(rule, parent, subject=value.split(" ", 1)[0])
                 continue  # literal parts of an f-string: handled with the whole f-string below
             if _flagged(value, flag):
                 if not _only_named(ctx, node, value):
@@ -586,11 +589,11 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 continue
             branch = _kept_device_branch(ctx, node, rule) if value in values else None
             if branch is not None:
-                test, constant = branch
+                test, device_constant = branch
                 yield ctx.finding(
                     rule,
                     node,
-                    f'"{value}" is chosen when `{test}` holds, a test the port keeps ({constant} '
+                    f'"{value}" is chosen when `{test}` holds, a test the port keeps ({device_constant} '
                     f"is a constant named for its device, kept): kept for that device; on "
                     f"{ctx.target.upper()} this branch is not taken, so add one for it that chooses "
                     f'"{values[value]}"',
@@ -643,17 +646,17 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 continue
             yield from _rewrite(ctx, rule, node, values, prefixes)
         if prefixes:
-            for node in ctx.nodes(ast.JoinedStr):
-                first = node.values[0] if node.values else None
+            for fstring in ctx.nodes(ast.JoinedStr):
+                first = fstring.values[0] if fstring.values else None
                 if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
                     continue
                 if (
                     not first.value.startswith(tuple(prefixes))
-                    or not _is_device_text(node)
-                    or _kept_context(ctx, node, rule)
+                    or not _is_device_text(fstring)
+                    or _kept_context(ctx, fstring, rule)
                 ):
                     continue
-                yield from _rewrite(ctx, rule, node, {}, prefixes)
+                yield from _rewrite(ctx, rule, fstring, {}, prefixes)
 
 
 def _kept_device_branch(ctx: FileContext, node: ast.AST, rule: Rule) -> tuple[str, str] | None:
@@ -673,9 +676,10 @@ def _kept_device_branch(ctx: FileContext, node: ast.AST, rule: Rule) -> tuple[st
             test = parent.test
         elif isinstance(parent, ast.IfExp) and child is parent.body:
             test = parent.test
-        constant = _device_constant_tested(ctx, test, devices) if test is not None else None
-        if constant is not None:
-            return ctx.text[slice(*ctx.span(test))], constant
+        if test is not None:
+            constant = _device_constant_tested(ctx, test, devices)
+            if constant is not None:
+                return ctx.text[slice(*ctx.span(test))], constant
         child, parent = parent, ctx.parents.get(parent)
     return None
 
@@ -706,7 +710,7 @@ def _device_table(ctx: FileContext, node: ast.AST, rule: Rule) -> tuple[str, str
     if not tables or not isinstance(parent, ast.Dict):
         return None
     key = next((k for k, v in zip(parent.keys, parent.values) if v is node), None)
-    if not (isinstance(key, ast.Constant) and key.value in tables):
+    if not (is_str_constant(key) and key.value in tables):  # (only a string can be a key of `tables`)
         return None
     target = tables[key.value]
     has_target = any(isinstance(k, ast.Constant) and k.value == target for k in parent.keys)
