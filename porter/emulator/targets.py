@@ -6,8 +6,7 @@ that selects cards, the process-group backend and the reductions it lacks, the c
 properties describe, and the names of the vendor's own classes. Sources: Cambricon/torch_mlu
 (torch_mlu/__init__.py, "cncl"), Ascend/pytorch (torch_npu/_init/registry/backend.py and
 distributed.py: "npu", "hccl"; torch_npu/npu/__init__.py: ASCEND_RT_VISIBLE_DEVICES) and the
-torch_npu API list (docs/zh/api/native_api/pytorch_2-13-0/torch-cuda.md, torch-distributed.md);
-../shared/docs/FACTS-ascend-musa.md rows 3-20 cite them.
+torch_npu API list (docs/zh/api/native_api/pytorch_2-13-0/torch-cuda.md, torch-distributed.md).
 """
 
 from __future__ import annotations

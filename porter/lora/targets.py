@@ -7,8 +7,7 @@ backend; torch_mlu/utils/gpu_migration/env_migration.py: environment variables),
 PyTorch ROCm notes (docs/source/notes/hip.rst: ROCm keeps torch.cuda, "cuda" and "nccl"), and
 Ascend/pytorch (torch_npu/_init/registry/backend.py and distributed.py: "npu", torch.npu,
 "hccl"; torch_npu/npu/__init__.py: ASCEND_RT_VISIBLE_DEVICES; torch_npu/npu/utils.py:
-is_bf16_supported; README: CANN's set_env.sh), cited row by row in
-../shared/docs/FACTS-ascend-musa.md.
+is_bf16_supported; README: CANN's set_env.sh).
 """
 
 from __future__ import annotations
