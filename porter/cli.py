@@ -14,6 +14,7 @@ from porter import __version__
 from porter.commands.options import HELP, usage_errors
 from porter.core.terminal import printable
 from porter.rules import TARGETS, RuleError
+from porter.rules.terms import TARGET_HELP, VERSIONED_PACKAGES
 
 
 class _LazyGroup(click.Group):
@@ -121,7 +122,7 @@ def _explained(target: str, rule) -> str:
     if rule.suggestion:
         out.append(f"  Suggestion: {rule.suggestion}")
     if rule.versions:
-        out.append(f"  For torch_mlu: {', '.join(rule.versions)}")
+        out.append(f"  For {VERSIONED_PACKAGES.get(target, target)}: {', '.join(rule.versions)}")
     for api, source in rule.api_sources.items():
         out.append(f"  {api} (not in the vendor's API list): {source}")
     for ex in rule.examples:
@@ -142,7 +143,7 @@ def _indented(text: str) -> str:
     "-t",
     type=click.Choice(TARGETS),
     default=None,
-    help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` in [tool.porter].",
+    help=f"{TARGET_HELP}; default: `target` in [tool.porter].",
 )
 @click.option("--deepspeed", is_flag=True, help="Also write ds_config.json and use it.")
 @click.option(

@@ -265,7 +265,8 @@ def required_target(settings: Settings) -> str:
     in its own words: commands/options.py)."""
     if settings.target is None:
         raise NoTarget(
-            "no target: pass target='mlu' or 'hip', or set `target` in [tool.porter] (pyproject.toml) or porter.toml"
+            f"no target: pass target={' or '.join(map(repr, TARGETS))}, or set `target` in [tool.porter] "
+            "(pyproject.toml) or porter.toml"
         )
     return settings.target
 

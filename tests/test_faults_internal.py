@@ -48,7 +48,7 @@ def test_invalid_exclude_pattern_is_skipped_with_a_warning(tmp_path):
 @pytest.mark.parametrize(
     "text,needle",
     [
-        ("[tool.porter]\ntarget = 3\n", "key 'target' must be one of 'mlu', 'hip', got 3"),
+        ("[tool.porter]\ntarget = 3\n", "key 'target' must be one of 'mlu', 'hip', 'npu', got 3"),
         ('[tool.porter]\nexclude = "x"\n', "key 'exclude' must be a list of glob patterns, got 'x'"),
         ("[tool.porter]\nrespect-gitignore = 1\n", "key 'respect-gitignore' must be true or false"),
         ('[tool.porter]\nbaseline = ""\n', "key 'baseline' must be a path (a non-empty string)"),

@@ -29,6 +29,7 @@ from porter.commands.options import (
 from porter.core.progress import QUIET_START, Progress, watching
 from porter.core.terminal import printable
 from porter.rules import TARGETS, RuleError
+from porter.rules.terms import TARGET_HELP
 
 if TYPE_CHECKING:
     from porter.checker.report import CheckReport, Format
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     "-t",
     type=click.Choice(TARGETS),
     default=None,
-    help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` of the configuration.",
+    help=f"{TARGET_HELP}; default: `target` of the configuration.",
 )
 @version_option
 @click.option(
@@ -257,7 +258,7 @@ def _rendered(report: CheckReport, fmt: Format, verbosity: int) -> tuple[str, bo
     "-t",
     type=click.Choice(TARGETS),
     default=None,
-    help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` of the configuration.",
+    help=f"{TARGET_HELP}; default: `target` of the configuration.",
 )
 @click.option(
     "--target-version",

@@ -30,6 +30,7 @@ from porter.core import progress
 from porter.core.progress import Progress, watching
 from porter.core.terminal import printable
 from porter.rules import TARGETS, RuleError
+from porter.rules.terms import TARGET_HELP
 
 if TYPE_CHECKING:
     from porter.converter.report import ConvertReport
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     "-t",
     type=click.Choice(TARGETS),
     default=None,
-    help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: `target` in [tool.porter].",
+    help=f"{TARGET_HELP}; default: `target` in [tool.porter].",
 )
 @version_option
 @click.option(

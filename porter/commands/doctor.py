@@ -8,14 +8,16 @@ import sys
 import click
 
 from porter.commands.options import HELP, FiniteFloatRange
-from porter.rules import TARGETS
+
+# porter doctor knows the runtimes of these targets (torch_mlu, ROCm); not yet torch_npu.
+DOCTOR_TARGETS = ("mlu", "hip")
 
 
 @click.command("doctor", context_settings=HELP)
 @click.option(
     "--target",
     "-t",
-    type=click.Choice(TARGETS),
+    type=click.Choice(DOCTOR_TARGETS),
     default=None,
     help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: mlu where torch_mlu imports, "
     "hip where torch is a ROCm build.",

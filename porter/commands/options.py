@@ -10,6 +10,7 @@ import click
 
 from porter.core.terminal import printable
 from porter.rules import TARGETS
+from porter.rules.terms import TARGET_HELP
 
 # -h as well as --help. Set on the group and on each command: click keeps a command's help
 # option from the first context that asks, and a command run on its own (a test) has no group.
@@ -35,7 +36,7 @@ target_option = click.option(
     "-t",
     type=click.Choice(TARGETS),
     required=True,
-    help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm).",
+    help=f"{TARGET_HELP}.",
 )
 version_option = click.option(
     "--target-version",

@@ -28,14 +28,12 @@ from porter.core.model import Finding, Severity
 from porter.tables.optables import ANY_VERSION, ApiEntry, ApiTable
 from porter.python.bindings import enclosing_scope, scope_bindings
 from porter.python.context import FileContext
-from porter.python.devices import OTHER_DEVICES
+from porter.python.devices import other_devices
 from porter.python.receivers import Receivers
 from porter.rules import Rule
 from porter.rules.kinds import OpTableParams
 
 KIND = "op-table"
-_OTHER_DEVICES = (*(f"torch.{device}" for device in OTHER_DEVICES), "torch.backends.mps")
-_OTHER_DEVICE_PREFIXES = tuple(d + "." for d in _OTHER_DEVICES)
 _DTYPES = {
     "float",
     "double",
@@ -79,7 +77,7 @@ def api_uses(ctx: FileContext, table: ApiTable) -> list[ApiUse]:
     uses: list[ApiUse] = []
     modules = _modules(table)
     for node, qual in ctx.import_chains:
-        if not _is_api(qual) or qual in modules or ctx.in_annotation(node) or _type_tested(ctx, node):
+        if not _is_api(qual, table.target) or qual in modules or ctx.in_annotation(node) or _type_tested(ctx, node):
             continue
         uses.append(ApiUse(_lookup(table, qual), "api", node))
     receivers = Receivers(ctx)
@@ -256,8 +254,16 @@ def _type_tested(ctx: FileContext, node: ast.AST) -> bool:
     )
 
 
-def _is_api(qual: str) -> bool:
-    if not qual.startswith("torch.") or qual in _OTHER_DEVICES or qual.startswith(_OTHER_DEVICE_PREFIXES):
+@lru_cache(maxsize=None)
+def _other_device_apis(target: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(names, prefixes) of other accelerators' torch modules: their calls are theirs, not the target's."""
+    names = (*(f"torch.{device}" for device in other_devices(target)), "torch.backends.mps")
+    return names, tuple(n + "." for n in names)
+
+
+def _is_api(qual: str, target: str) -> bool:
+    others, prefixes = _other_device_apis(target)
+    if not qual.startswith("torch.") or qual in others or qual.startswith(prefixes):
         return False
     last = qual.rsplit(".", 1)[1]
     return not (last.startswith("__") or (qual.count(".") == 1 and last in _DTYPES))

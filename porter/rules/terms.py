@@ -7,9 +7,13 @@ of constants (loading the model and the loader costs more than a warm run spends
 
 from porter.core.severity import SEVERITIES  # noqa: F401  (one list for every layer)
 
-TARGETS = ("mlu", "hip")
+TARGETS = ("mlu", "hip", "npu")
 # How messages and reports name each target's hardware.
-TARGET_NAMES = {"mlu": "Cambricon MLU", "hip": "ROCm / Hygon DCU"}
+TARGET_NAMES = {"mlu": "Cambricon MLU", "hip": "ROCm / Hygon DCU", "npu": "Huawei Ascend NPU"}
+# The package whose releases a rule's `versions` (torch lines) are lines of, for `porter rules CODE`.
+VERSIONED_PACKAGES = {"mlu": "torch_mlu", "hip": "torch (ROCm)", "npu": "torch_npu"}
+# How an option's help names the targets (every command that takes --target).
+TARGET_HELP = "mlu (Cambricon, torch_mlu), hip (Hygon DCU / ROCm) or npu (Huawei Ascend, torch_npu)"
 APPLICABILITY = ("safe", "unsafe", "manual")
 
 

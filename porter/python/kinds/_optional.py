@@ -25,7 +25,7 @@ import ast
 import re
 
 from porter.python.context import FileContext, is_str_constant, is_test_function
-from porter.python.devices import OTHER_DEVICES
+from porter.python.devices import other_devices
 
 _STOPS = {"exit", "_exit", "quit", "abort"}
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -51,7 +51,7 @@ def how_needed(ctx: FileContext, node: ast.AST) -> tuple[str, str | None]:
                 return "never", None
             if _asks_availability(parent.test):
                 optional = True
-            if _on_other_device(parent.test):
+            if _on_other_device(parent.test, other_devices(ctx.target)):
                 elsewhere = True
             if _is_switch(parent.test):
                 switch = ast.unparse(parent.test)
@@ -92,23 +92,23 @@ def _asks_availability(test: ast.AST) -> bool:
     return False
 
 
-def _on_other_device(test: ast.AST) -> bool:
+def _on_other_device(test: ast.AST, others: tuple[str, ...]) -> bool:
     """The test holds only where another vendor's accelerator is in use: a device string
     compared with one of theirs (`device == "npu"`, `args.device in ("npu", "xpu")`),
     `torch.xpu.is_available()`, or one of those `and` more."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(_on_other_device(value) for value in test.values)
+        return any(_on_other_device(value, others) for value in test.values)
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In)):
         for side in (test.left, test.comparators[0]):
             names = _strings(side)
-            if names and all(name in OTHER_DEVICES for name in names):
+            if names and all(name in others for name in names):
                 return True
         return False
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "is_available":
         owner = test.func.value
         return (
             isinstance(owner, ast.Attribute)
-            and owner.attr in OTHER_DEVICES
+            and owner.attr in others
             and isinstance(owner.value, ast.Name)
             and owner.value.id == "torch"
         )
