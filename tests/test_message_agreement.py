@@ -16,7 +16,7 @@ import pytest
 
 from fixture_cases import discover
 from porter.engine.pipeline import check_bytes
-from porter.rules import ActiveRules, Selection, load_rules
+from porter.rules import TARGETS, ActiveRules, Selection, load_rules
 
 # What a note says when there is nothing to change where it points.
 NOTHING_TO_DO = re.compile(
@@ -30,7 +30,7 @@ CHANGE = re.compile(r"^(?:replace|remove|drop|port|rename|require|raise|install|
 CASES = [c for c in discover() if c.path.suffix == ".py" and ".out." not in c.path.name]
 
 
-@pytest.mark.parametrize("target", ["mlu", "hip"])
+@pytest.mark.parametrize("target", TARGETS)
 def test_a_note_with_nothing_to_do_asks_for_no_change(target):
     everything = ActiveRules(load_rules(target), Selection(None, ("ALL",)))
     disagree = []

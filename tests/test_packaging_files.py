@@ -18,7 +18,7 @@ from porter.engine.registry import type_for
 from porter.python.kinds import PYTHON_KINDS, requirement_string
 from porter.python.analyze import word_screen
 from porter.tables.requirement_policy import OUTCOMES, RequirementPolicy
-from porter.rules import ActiveRules, load_rules
+from porter.rules import TARGETS, ActiveRules, load_rules
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ def test_crlf_and_includes_are_kept():
     assert b"\n" not in result.new_bytes.replace(b"\r\n", b"")
 
 
-@pytest.mark.parametrize("target", ["mlu", "hip"])
+@pytest.mark.parametrize("target", TARGETS)
 def test_a_dropped_requirement_can_be_restored(target):
     original = ["  eetq==0.0.1 ; python_version >= '3.9'  # int8", "nvidia-cublas-cu12", "peft"]
     _, result = convert("requirements.txt", ("\n".join(original) + "\n").encode(), target)
@@ -161,7 +161,7 @@ def test_setup_py_elsewhere_is_untouched(setup_py_kind):
     assert result.status == "unchanged" and not result.findings
 
 
-@pytest.mark.parametrize("target", ["mlu", "hip"])
+@pytest.mark.parametrize("target", TARGETS)
 def test_every_packaging_and_container_rule_is_usable(target):
     rules = load_rules(target)
     policy = RequirementPolicy.build(list(rules.rules))

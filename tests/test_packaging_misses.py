@@ -10,7 +10,7 @@ import yaml
 from porter.engine.pipeline import check_bytes, convert_bytes
 from porter.engine.registry import type_for
 from porter.filetypes.requirements import pip_install_start
-from porter.rules import ActiveRules, load_rules
+from porter.rules import TARGETS, ActiveRules, load_rules
 
 
 def convert(rel: str, text: str, target: str = "mlu"):
@@ -91,7 +91,7 @@ def test_conda_keys_are_not_a_run_config():
 
 def test_torch_family_is_one_finding_per_file_with_the_other_places():
     text = "torch>=2.1\ntorchvision>=0.16\ntorchaudio\n"
-    for target in ("mlu", "hip"):
+    for target in TARGETS:
         vision = [f for f in findings("requirements.txt", text, target) if f.rule == "PRT418"]
         assert len(vision) == 1
         assert vision[0].line == 2 and vision[0].severity == "warning"

@@ -15,7 +15,7 @@ import pytest
 from porter.engine.cache import ResultCache, decode_file_check, encode_file_check
 from porter.engine.runner import check_tree
 from porter.filetypes.pins import ProjectPins, parse_condition, project_off, read_pins
-from porter.rules import ActiveRules, load_rules
+from porter.rules import TARGETS, ActiveRules, load_rules
 
 CODE = """\
 import torch
@@ -111,7 +111,7 @@ def test_broken_pin_files_say_nothing(tmp_path):
 
 
 def test_every_condition_in_the_rules_parses():
-    for target in ("mlu", "hip"):
+    for target in TARGETS:
         for rule in load_rules(target).rules:
             if rule.params.reporting.unless_pinned:
                 parse_condition(rule.params.reporting.unless_pinned)
@@ -188,7 +188,7 @@ def test_plain_pins_are_compared_as_packaging_compares_them():
     assert _plain_lower_bound("==5.4.0rc1") is None and _plain_lower_bound(">=5.4.*") is None
 
 
-@pytest.mark.parametrize("target", ["mlu", "hip"])
+@pytest.mark.parametrize("target", TARGETS)
 def test_what_a_flag_needs_follows_what_the_project_requires(tmp_path, target):
     """ChatGLM's --quantization_bit calls the model's own quantize(), whose kernels are
     cpm_kernels' (its requirements name cpm_kernels): PRT510 says so, not that it needs

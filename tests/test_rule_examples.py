@@ -15,7 +15,7 @@ import pytest
 
 from fixture_cases import table_can_report
 from porter.engine.pipeline import check_bytes, convert_bytes
-from porter.rules import ActiveRules, Selection, load_rules
+from porter.rules import TARGETS, ActiveRules, Selection, load_rules
 from porter.rules.kinds import KINDS
 
 # The newest torch_mlu line pins op-table examples (a newer table must not move them).
@@ -23,7 +23,7 @@ VERSIONS = {"mlu": "2.4", "hip": None}
 
 
 def _cases():
-    for target in ("mlu", "hip"):
+    for target in TARGETS:
         for rule in load_rules(target).rules:
             for n, example in enumerate(rule.examples):
                 yield pytest.param(target, rule, example, id=f"{target}/{rule.code}/{n}")

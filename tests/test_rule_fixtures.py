@@ -8,7 +8,7 @@ import pytest
 
 from fixture_cases import discover, table_can_report
 from porter.engine.pipeline import check_bytes, convert_bytes
-from porter.rules import ActiveRules, Selection, load_rules
+from porter.rules import TARGETS, ActiveRules, Selection, load_rules
 
 CASES = discover()
 
@@ -67,7 +67,7 @@ def test_fixture(case):
 
 def test_every_rule_has_both_kinds_of_fixture():
     missing = []
-    for target in ("mlu", "hip"):
+    for target in TARGETS:
         for rule in load_rules(target).rules:
             needs_change = rule.kind != "op-table" or table_can_report(target, rule)
             if rule.kind == "vendor-path":

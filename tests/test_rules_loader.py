@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from porter.rules import RuleError, load_rule_files, load_rules
+from porter.rules import TARGETS, RuleError, load_rule_files, load_rules
 
 GOOD = """
 [[rule]]
@@ -139,7 +139,7 @@ def test_broken_toml_names_file(tmp_path):
         load_rule_files([path], "mlu")
 
 
-@pytest.mark.parametrize("target", ["mlu", "hip"])
+@pytest.mark.parametrize("target", TARGETS)
 def test_shipped_rules_load(target):
     rules = load_rules(target)
     assert rules.rules and all(r.examples for r in rules.rules)

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from porter.commands.check import check
+from porter.rules import TARGETS
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -33,7 +34,7 @@ def sarif(src: Path, *args: str) -> dict:
     return json.loads(result.stdout)
 
 
-@pytest.mark.parametrize("target", ["mlu", "hip"])
+@pytest.mark.parametrize("target", TARGETS)
 def test_validates_against_the_schema(validator, target):
     log = sarif(TREE, "--target", target)
     errors = sorted(validator.iter_errors(log), key=lambda e: list(e.path))
