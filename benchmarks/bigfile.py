@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 
 from synth_big import KINDS, write  # noqa: E402
 
-from porter.engine.sources import MAX_FILE_MB  # noqa: E402
+from porter.core.limits import MAX_FILE_MB  # noqa: E402
 
 
 def run(src: Path, out: Path, log: Path, *extra: str) -> dict:

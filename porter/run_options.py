@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from porter.config import Settings, file_selection, required_target, target_version
+from porter.core.limits import MAX_FILE_MB
 
 if TYPE_CHECKING:
     from porter.core.fileset import FileSelection
     from porter.rules import Selection
-
-MAX_FILE_MB = 10  # default of --max-file-size: larger files are copied as they are, not converted
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from porter.commands.options import (
     version_option,
 )
 from porter.core import progress
+from porter.core.limits import MAX_FILE_MB
 from porter.core.progress import Progress, watching
 from porter.core.terminal import printable
 from porter.rules import TARGETS, RuleError
@@ -71,7 +72,7 @@ if TYPE_CHECKING:
     "--max-file-size",
     "max_mb",
     type=FiniteFloatRange(min=0),
-    default=10.0,  # run_options.MAX_FILE_MB, which `porter --help` does not load
+    default=float(MAX_FILE_MB),
     show_default=True,
     help="Files larger than this many MB are copied as they are, not converted (reported as skipped); 0: no limit.",
 )

@@ -28,7 +28,8 @@ from porter.engine.kept_constants import kept_constants, to_run_again
 from porter.engine.own_modules import with_own_modules
 from porter.engine.parallel import NOT_PYTHON, map_files
 from porter.engine.tree_index import TreeIndex
-from porter.engine.sources import MAX_FILE_MB, TooLarge, read_source, source_kind
+from porter.core.limits import MAX_FILE_MB
+from porter.engine.sources import TooLarge, read_source, source_kind
 from porter.engine.vendor_paths import KIND as VENDOR_KIND, kept_finding, vendor_word
 from porter.filetypes.pins import project_off, project_requires
 from porter.rules import ActiveRules

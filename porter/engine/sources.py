@@ -8,7 +8,6 @@ import os
 from porter.engine.registry import head_matters, type_for
 
 HEAD = 256  # bytes a file type may be recognised by (a shebang)
-MAX_FILE_MB = 10  # default of --max-file-size: larger files are copied as they are, not converted
 
 
 class TooLarge(Exception):
