@@ -129,5 +129,5 @@ def test_a_rename_to_a_missing_api_is_caught():
     from dataclasses import replace
 
     rule = load_rules("mlu").by_code("PRT103")
-    bogus = replace(rule, params=replace(rule.params, replace={"torch.cuda.CUDAGraph": "torch.mlu.NoSuchGraph"}))
+    bogus = replace(rule, params=rule.params.with_changes(replace={"torch.cuda.CUDAGraph": "torch.mlu.NoSuchGraph"}))
     assert "torch.mlu.NoSuchGraph" in _missing(bogus, "2.4", {"torch.cuda.CUDAGraph": "torch.mlu.NoSuchGraph"})

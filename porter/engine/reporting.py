@@ -22,15 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from porter.core.edits import Found
 from porter.core.model import FileCheck, FileResult, Finding
-from porter.core.per_file import once_per_file, once_per_line, once_per_subject
-from porter.core.suppress import has_markers, problems as suppression_problems
 from porter.engine.folding import fold_across_files
 from porter.rules import ActiveRules, RuleSet, known_codes
 from porter.rules.kinds import SuppressionCommentParams
+
+if TYPE_CHECKING:  # the per-file steps' modules load with the first file a run analyses: a warm
+    # run, answered from the cache, needs only the fold across files
+    from porter.core.edits import Found
 
 SUPPRESSION_KIND = "suppression-comment"
 R = TypeVar("R", FileResult, FileCheck)
@@ -38,6 +39,8 @@ R = TypeVar("R", FileResult, FileCheck)
 
 def merged_in_file(findings: list[Finding], rules: ActiveRules) -> list[Finding]:
     """One file's repeats merged: one name's repeats first, then a rule's lines, then its file."""
+    from porter.core.per_file import once_per_file, once_per_line, once_per_subject
+
     if rules.once_per_subject:
         findings = once_per_subject(findings, rules.once_per_subject)
     if rules.once_per_line:
@@ -67,6 +70,8 @@ def _nameable(ruleset: RuleSet) -> frozenset[str]:
 def suppression_findings(rel: str, found: Found, rules: ActiveRules) -> list[Finding]:
     """Findings of the active suppression-comment rules (PRT002 invalid, PRT003 unused) for
     the comments of one file; run after the file's suppressions were applied."""
+    from porter.core.suppress import has_markers, problems as suppression_problems
+
     by_problem = {SuppressionCommentParams.of(r).on: r for r in rules.of_kind(SUPPRESSION_KIND)}
     if not by_problem or not has_markers(found.text):
         return []  # (the codes a comment may name load every target's rules: only when one is there)

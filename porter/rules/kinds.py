@@ -59,7 +59,6 @@ FOLD_SUBJECT_CHOICES = ("warnings", "errors-too")
 # ---- Python kinds (porter/python/kinds/, one module each) ------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
 class QualifiedNameParams(Params):
     """Uses of qualified names (`torch.cuda.amp.autocast`), resolved through the file's imports."""
 
@@ -83,7 +82,6 @@ class QualifiedNameParams(Params):
     one_decision: str | None = text()
 
 
-@dataclass(frozen=True, kw_only=True)
 class MethodParams(Params):
     """Attribute uses on any receiver (`.cuda()`)."""
 
@@ -92,7 +90,6 @@ class MethodParams(Params):
     called: bool = switch()  # only calls of it (`x.cuda()`), else only other uses
 
 
-@dataclass(frozen=True, kw_only=True)
 class StringLiteralParams(Params):
     """Device strings in code (`"cuda"`, `"cuda:0"`, `f"cuda:{rank}"`), not in comments or data."""
 
@@ -112,7 +109,6 @@ class StringLiteralParams(Params):
     covered_by: str | None = text(rule_of_kind="qualified-name")
 
 
-@dataclass(frozen=True, kw_only=True)
 class EnvVarParams(Params):
     """Environment variables the code reads or sets (`CUDA_VISIBLE_DEVICES`)."""
 
@@ -123,7 +119,6 @@ class EnvVarParams(Params):
     launcher_exports: tuple[str, ...] = strings()  # names torchrun sets in every worker
 
 
-@dataclass(frozen=True, kw_only=True)
 class KeywordValueParams(Params):
     """A keyword argument or dictionary key set to a value (`backend="nccl"`)."""
 
@@ -141,7 +136,6 @@ class KeywordValueParams(Params):
     one_decision: str | None = text()
 
 
-@dataclass(frozen=True, kw_only=True)
 class LibraryImportParams(Params):
     """Imports of libraries the package table has an action for."""
 
@@ -149,7 +143,6 @@ class LibraryImportParams(Params):
     once_per_subject_in_tree: str | None = text(choices=FOLD_SUBJECT_CHOICES)
 
 
-@dataclass(frozen=True, kw_only=True)
 class RequirementStringParams(Params):
     """Requirement strings (Python lists, requirements files, pyproject, setup.cfg, scripts)."""
 
@@ -161,7 +154,6 @@ class RequirementStringParams(Params):
     once_per_line: bool = switch()  # the torch family in one `pip install` is one thing to act on
 
 
-@dataclass(frozen=True, kw_only=True)
 class KernelModuleParams(Params):
     """Kernel languages, other vendors' stacks and compiled CUDA extensions."""
 
@@ -170,7 +162,6 @@ class KernelModuleParams(Params):
     patch_modules: tuple[str, ...] = strings()  # CUDA-only libraries a monkey patch swaps in
 
 
-@dataclass(frozen=True, kw_only=True)
 class DeviceGuardParams(Params):
     """`if torch.cuda.is_available():` chains: a target branch before the CUDA one."""
 
@@ -182,7 +173,6 @@ class DeviceGuardParams(Params):
     cuda_only_strings: tuple[str, ...] = strings()
 
 
-@dataclass(frozen=True, kw_only=True)
 class ImportInsertParams(Params):
     """`import torch_mlu` where a module uses the target after the edits."""
 
@@ -198,7 +188,6 @@ class ImportInsertParams(Params):
 # ---- the op scan, paths, configs, scripts, containers, notebooks ----------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
 class OpTableParams(Params):
     """APIs the target's op table lists as unsupported, partial or unknown (porter/python/opscan.py)."""
 
@@ -208,7 +197,6 @@ class OpTableParams(Params):
     opt_in: bool = switch()  # runs only when --select names its code
 
 
-@dataclass(frozen=True, kw_only=True)
 class VendorPathParams(Params):
     """Files and folders named for another vendor (porter/engine/vendor_paths.py)."""
 
@@ -216,7 +204,6 @@ class VendorPathParams(Params):
     own: tuple[str, ...] = strings()  # the words that name the target itself
 
 
-@dataclass(frozen=True, kw_only=True)
 class ConfigKeyParams(Params):
     """Keys of training, accelerate and DeepSpeed configs (porter/filetypes/_config_rules.py)."""
 
@@ -235,14 +222,12 @@ class ConfigKeyParams(Params):
         return bool(self.replace)
 
 
-@dataclass(frozen=True, kw_only=True)
 class PythonSnippetParams(Params):
     """`python -c` snippets and heredocs in scripts (porter/filetypes/_shell_snippets.py)."""
 
     interpreters: tuple[str, ...] = strings(required=True)
 
 
-@dataclass(frozen=True, kw_only=True)
 class ShellEnvVarParams(Params):
     """Variables a script sets, by an env-var rule's names and renames."""
 
@@ -252,7 +237,6 @@ class ShellEnvVarParams(Params):
     once_per_folder: bool = switch()
 
 
-@dataclass(frozen=True, kw_only=True)
 class ShellCommandParams(Params):
     """Commands a script runs (`nvidia-smi`)."""
 
@@ -261,7 +245,6 @@ class ShellCommandParams(Params):
     once_per_folder: bool = switch()
 
 
-@dataclass(frozen=True, kw_only=True)
 class ShellLauncherFlagParams(Params):
     """A launcher's flags (`deepspeed --num_gpus`)."""
 
@@ -270,7 +253,6 @@ class ShellLauncherFlagParams(Params):
     values: tuple[Any, ...] | None = strings(absent=None)
 
 
-@dataclass(frozen=True, kw_only=True)
 class ShellEnvSetupParams(Params):
     """A launch script that needs the target's environment set up first."""
 
@@ -278,14 +260,12 @@ class ShellEnvSetupParams(Params):
     markers: tuple[str, ...] = strings(required=True)
 
 
-@dataclass(frozen=True, kw_only=True)
 class ContainerImageParams(Params):
     """Base images built for CUDA (`FROM nvidia/cuda:...`)."""
 
     image_patterns: tuple[str, ...] = strings(required=True, regex=True)
 
 
-@dataclass(frozen=True, kw_only=True)
 class ContainerEnvVarParams(Params):
     """Variables a Dockerfile or compose file sets: an env-var rule's (`from_rule`) or its own `names`."""
 
@@ -294,19 +274,16 @@ class ContainerEnvVarParams(Params):
     once_per_file: bool = switch()  # a block of NCCL tuning variables is one thing to drop
 
 
-@dataclass(frozen=True, kw_only=True)
 class ComposeKeyParams(Params):
     """Compose keys that reserve NVIDIA devices (`driver: nvidia`)."""
 
     match: Mapping[str, Any] = table(required=True)  # key -> value globs
 
 
-@dataclass(frozen=True, kw_only=True)
 class NotebookCellParams(Params):
     """A notebook cell that does not parse as Python after IPython syntax is masked."""
 
 
-@dataclass(frozen=True, kw_only=True)
 class CodemodParams(Params):
     """A project's libcst codemod (porter/rules/codemods.py): declared by its class, never in TOML."""
 
@@ -316,7 +293,6 @@ class CodemodParams(Params):
     digest: str = text(required=True)
 
 
-@dataclass(frozen=True, kw_only=True)
 class SuppressionCommentParams(Params):
     """porter's own findings about `# porter: ignore[...]` comments (porter/engine/pipeline.py)."""
 
