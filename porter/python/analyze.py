@@ -26,7 +26,7 @@ from porter.python.context import FileContext
 from porter.python.kinds import PYTHON_KINDS
 from porter.python.reporting import report_in_module
 from porter.python import pieces
-from porter.python.opscan import KIND as OP_KIND, api_uses, check as op_check
+from porter.python.opscan import KIND as OP_KIND, api_uses, find_unsupported
 from porter.rules import ActiveRules, RuleSet
 from porter.rules.kinds import CODEMOD
 from porter.tables.optables import load_api_table
@@ -142,7 +142,7 @@ def _analysed(path: str, decoded: Decoded, rules: ActiveRules, rule_words: bool,
     if ops:
         table = load_api_table(rules.target, rules.version)
         uses = api_uses(ctx, table)
-        findings += _rewritten_as_info(ctx, op_check(ctx, op_rules, table, uses), findings)
+        findings += _rewritten_as_info(ctx, find_unsupported(ctx, op_rules, table, uses), findings)
         apis = tuple(sorted({(u.entry.api, u.entry.status) for u in uses}))
     codemod_rules = rules.of_kind(CODEMOD)
     if codemod_rules and rule_words:  # the project's codemods, after porter's own rules

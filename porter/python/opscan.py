@@ -93,7 +93,9 @@ def api_uses(ctx: FileContext, table: ApiTable) -> list[ApiUse]:
     return uses
 
 
-def check(ctx: FileContext, rules: list[Rule], table: ApiTable, uses: list[ApiUse] | None = None) -> list[Finding]:
+def find_unsupported(
+    ctx: FileContext, rules: list[Rule], table: ApiTable, uses: list[ApiUse] | None = None
+) -> list[Finding]:
     """Findings of the op-table rules for one file (`uses` when already computed)."""
     found: list[Finding] = []
     for use in api_uses(ctx, table) if uses is None else uses:

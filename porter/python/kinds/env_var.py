@@ -116,7 +116,7 @@ def _any_name(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(fnmatch.translate(n) for n in patterns))
 
 
-def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+def find(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     """Every rename is an edit; a variable that is only reported (no counterpart) is one
     finding per file, at its first mention, with the count: ten `NCCL_DEBUG` lookups in one
     test file are one thing to act on."""
@@ -213,4 +213,4 @@ def _finding(ctx: FileContext, rule: Rule, name: str, offset: int) -> Finding:
     return ctx.finding(rule, span, message, replacement=new, subject=name, expect_old=name)
 
 
-KIND = PythonKind("env-var", screen=screen_words, find=check)
+KIND = PythonKind("env-var", screen=screen_words, find=find)

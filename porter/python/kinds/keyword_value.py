@@ -39,7 +39,7 @@ def screen_words(rules: list[Rule]) -> set[str]:
     return {k for r in rules for k in _keywords(r)}
 
 
-def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+def find(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     by_keyword: dict[str, list[Rule]] = {}
     for rule in rules:
         if _imports_any(ctx, KeywordValueParams.of(rule).when_importing):
@@ -130,4 +130,4 @@ def _settings(ctx: FileContext) -> Iterable[tuple[ast.AST, str, ast.expr]]:
                 yield assign, target.slice.value, assign.value
 
 
-KIND = PythonKind("keyword-value", screen=screen_words, find=check)
+KIND = PythonKind("keyword-value", screen=screen_words, find=find)

@@ -68,7 +68,7 @@ def is_own(module: str, path: str, own_modules: frozenset[str]) -> bool:
     return len(parts) > 1 and any(folders[i : i + 2] == parts[:2] for i in range(len(folders) - 1))
 
 
-def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+def find(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     """One finding per package and file, at its first import that must succeed (else at its
     first optional one): ten imports of triton in one kernel file are one thing to act on
     (the count is in the message)."""
@@ -142,4 +142,4 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             yield ctx.finding(rule, where, message, suggestion=suggestion, severity="info", subject=entry.name)
 
 
-KIND = PythonKind(LIBRARY_IMPORT, screen=screen_imports, screens_imports=True, find=check)
+KIND = PythonKind(LIBRARY_IMPORT, screen=screen_imports, screens_imports=True, find=find)

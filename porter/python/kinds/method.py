@@ -21,7 +21,7 @@ def screen_words(rules: list[Rule]) -> set[str]:
     return {MethodParams.of(r).attribute for r in rules}
 
 
-def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+def find(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     by_attr = {MethodParams.of(r).attribute: r for r in rules}
     for node in ctx.nodes(ast.Attribute):
         rule = by_attr.get(node.attr)
@@ -49,4 +49,4 @@ def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
         )
 
 
-KIND = PythonKind("method", screen=screen_words, find=check)
+KIND = PythonKind("method", screen=screen_words, find=find)

@@ -52,7 +52,7 @@ def screen_words(rules: list[Rule]) -> set[str]:
     return {screen_word(name) for r in rules for name in QualifiedNameParams.of(r).match}
 
 
-def check(ctx: FileContext, rules: list[Rule]) -> list[Finding]:
+def find(ctx: FileContext, rules: list[Rule]) -> list[Finding]:
     table = NameTable(rules)
     imports: list[Finding] = []
     for statement in ctx.nodes(ast.Import):
@@ -376,4 +376,4 @@ def _is_decorator(ctx: FileContext, node: ast.AST) -> bool:
     return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in parent.decorator_list
 
 
-KIND = PythonKind("qualified-name", screen=screen_words, find=check)
+KIND = PythonKind("qualified-name", screen=screen_words, find=find)

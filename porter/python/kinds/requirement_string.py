@@ -35,7 +35,7 @@ def screen_words(rules: list[Rule]) -> set[str]:
     return set(_KEYWORDS)
 
 
-def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+def find(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     keywords = [keyword for call in ctx.nodes(ast.Call) for keyword in call.keywords if keyword.arg in _KEYWORDS]
     if not keywords:
         return []  # most files: nothing to review, and the policy (and its tables) need not load
@@ -101,4 +101,4 @@ def _requirement_strings(value: ast.expr, assigned: dict[str, ast.expr], depth: 
         yield from _requirement_strings(assigned[value.id], assigned, depth - 1)
 
 
-KIND = PythonKind(REQUIREMENT_STRING, screen=screen_words, find=check)
+KIND = PythonKind(REQUIREMENT_STRING, screen=screen_words, find=find)

@@ -531,7 +531,7 @@ def _candidates(strings: list[StrConstant], rules: list[Rule]) -> list[StrConsta
     return out
 
 
-def check(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+def find(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     strings = sorted(
         _candidates([n for n in ctx.nodes(ast.Constant) if is_str_constant(n)], rules),
         key=lambda n: (n.lineno, n.col_offset),
@@ -756,4 +756,4 @@ def _rewrite(
             return
 
 
-KIND = PythonKind("string-literal", screen=screen_words, find=check)
+KIND = PythonKind("string-literal", screen=screen_words, find=find)
