@@ -16,7 +16,7 @@ from porter.python.opscan import api_uses
 from porter.python.context import FileContext
 from porter.rules import ActiveRules, Selection, load_rules
 
-VERSIONS = {"mlu": "2.4", "hip": None}  # pinned, so a newer table does not move the cases
+VERSIONS = {"mlu": "2.4", "hip": None, "npu": "2.8"}  # pinned, so a newer table does not move the cases
 
 
 def _findings(target: str, rel: str, source: str, select: tuple[str, ...] = ()):
