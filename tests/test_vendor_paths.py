@@ -94,3 +94,35 @@ def test_the_targets_own_folders_are_not_another_vendor(tmp_path):
     messages = {f["path"]: f["message"] for f in report["findings"]}
     assert "already for this target" in messages["docker/docker-rocm/Dockerfile"]
     assert "another device or vendor" in messages["docker/docker-npu/Dockerfile"]
+
+
+def test_the_cuda_twin_of_the_targets_own_files_is_kept_for_cuda(tmp_path):
+    """docker/docker-cuda beside docker/docker-npu (LLaMA-Factory) is the setup for CUDA
+    machines: for npu it is kept, not ported into a second NPU setup; requirements/cuda.txt
+    beside requirements/npu.txt likewise. Without a twin, a CUDA file is ported as ever."""
+    src = tmp_path / "repo"
+    files = {
+        "docker/docker-cuda/Dockerfile": "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n",
+        "docker/docker-npu/Dockerfile": "FROM ascendai/cann:8.0\n",
+        "requirements/cuda.txt": "bitsandbytes>=0.39\n",
+        "requirements/npu.txt": "torch-npu==2.8.0\n",
+        "requirements/cuda_extra.txt": "bitsandbytes>=0.39\n",
+    }
+    for rel, text in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    done = run_convert(
+        src, RunOptions(target="npu", out=tmp_path / "out", jobs=1, settings=Settings(extend_select=("PRT190",)))
+    )
+    by_path: dict[str, list[str]] = {}
+    for f in done.report["findings"]:
+        by_path.setdefault(f["path"], []).append(f"{f['rule']} {f['message']}")
+    assert by_path["docker/docker-cuda/Dockerfile"] == [
+        "PRT190 kept as it is: the CUDA counterpart of docker/docker-npu, which the tree already has for this target"
+    ]
+    assert by_path["requirements/cuda.txt"] == [
+        "PRT190 kept as it is: the CUDA counterpart of requirements/npu.txt, which the tree already has for this target"
+    ]
+    assert by_path["requirements/cuda_extra.txt"] and not any(
+        m.startswith("PRT190") for m in by_path["requirements/cuda_extra.txt"]
+    )  # no npu twin: ported

@@ -30,7 +30,13 @@ from porter.engine.parallel import NOT_PYTHON, map_files
 from porter.engine.tree_index import TreeIndex
 from porter.core.limits import MAX_FILE_MB
 from porter.engine.sources import TooLarge, read_source, source_kind
-from porter.engine.vendor_paths import KIND as VENDOR_KIND, kept_finding, vendor_word
+from porter.engine.vendor_paths import (
+    KIND as VENDOR_KIND,
+    counterpart_finding,
+    cuda_counterpart,
+    kept_finding,
+    vendor_word,
+)
 from porter.filetypes.pins import project_off, project_requires
 from porter.rules import ActiveRules
 
@@ -197,6 +203,11 @@ def _read_tree(
             for e in walk(lora, exclude)
             if not e.is_symlink and e.skipped is None and e.failed is None
         ]
+    # Every file and folder of the tree: a CUDA path is kept where the tree has its twin for
+    # the target (vendor_paths.cuda_counterpart).
+    present = frozenset(entries) | frozenset(
+        rel.rsplit("/", k)[0] for rel in entries for k in range(1, rel.count("/") + 1)
+    )
     for rel in entries:
         try:
             st = os.stat(f"{root}/{rel}")
@@ -223,8 +234,13 @@ def _read_tree(
                 tree.early.append(answer)
             continue
         vendor = vendor_word(rel, vendor_rules)
-        if vendor is not None:  # kept whatever the selection; its note shown when selected
-            finding = kept_finding(rel, *vendor)
+        cuda_twin = cuda_counterpart(rel, vendor_rules, present) if vendor is None and vendor_rules else None
+        if vendor is not None or cuda_twin is not None:  # kept whatever the selection; its note shown when selected
+            if vendor is not None:
+                finding = kept_finding(rel, *vendor)
+            else:
+                assert cuda_twin is not None
+                finding = counterpart_finding(rel, *cuda_twin)
             tree.early.append(kept(rel, kind, finding if rules.shows(finding) else None))
             continue
         if worker_reads:

@@ -4,6 +4,11 @@
 handle their own device, and code that handles other devices must not change.
 A path whose directory names or file-name words include one of the rule's `words` is
 copied unchanged, with one `info` finding saying why, whatever its file type.
+
+So is the CUDA counterpart of such a path for the target itself: `docker/docker-cuda/` in a
+tree that has `docker/docker-npu/` (or `requirements/cuda.txt` beside `requirements/npu.txt`)
+is the setup for CUDA machines, kept for them; the tree's own one for the target (`own`) is
+what runs there, and porting the CUDA one would make a second.
 """
 
 from __future__ import annotations
@@ -38,6 +43,43 @@ def vendor_word(rel: str, rules: list[Rule]) -> tuple[Rule, str] | None:
         if hit is not None:
             return rule, hit
     return None
+
+
+_CUDA_WORD = "cuda"
+
+
+def cuda_counterpart(rel: str, rules: list[Rule], present: frozenset[str]) -> tuple[Rule, str] | None:
+    """(rule, the path of the target's own counterpart) when `rel`, or a folder it is in, is
+    named for CUDA and the tree (`present`: its files and folders) has the same name for the
+    target, else None."""
+    if _CUDA_WORD not in rel.lower():
+        return None
+    parts = rel.split("/")
+    for i, part in enumerate(parts):
+        stem = part.rsplit(".", 1)[0] if i == len(parts) - 1 else part
+        if _CUDA_WORD not in _WORD.findall(stem.lower()):
+            continue
+        for rule in rules:
+            for own in VendorPathParams.of(rule).own:
+                swapped = re.sub(_CUDA_WORD, own, part, flags=re.IGNORECASE)
+                other = "/".join([*parts[:i], swapped])
+                if other in present:
+                    return rule, other
+    return None
+
+
+def counterpart_finding(rel: str, rule: Rule, other: str) -> Finding:
+    """The one finding of a CUDA file kept beside the tree's own one for the target."""
+    return Finding(
+        rule.code,
+        rule.severity,
+        rel,
+        1,
+        1,
+        f"kept as it is: the CUDA counterpart of {other}, which the tree already has for this target",
+        rule.suggestion,
+        subject=other,
+    )
 
 
 def kept_finding(rel: str, rule: Rule, word: str) -> Finding:

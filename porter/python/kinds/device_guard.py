@@ -37,6 +37,7 @@ from dataclasses import replace
 
 from porter.python.kinds import _guards as guards
 from porter.python.kinds._span_queries import SpanSet, first_containing
+from porter.python.kinds._target_code import beside_target_code
 from porter.core.model import KEPT_MODULE, Edit, Finding
 from porter.core.textio import line_ending
 from porter.python.context import FileContext
@@ -108,6 +109,12 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
                     severity="info",
                 )
             )
+    # CUDA code beside the target's own (`if is_torch_npu_available():` next to it): kept, or
+    # porting it would make a second target path (porter/python/kinds/_target_code.py).
+    beside = beside_target_code(ctx, rule, p.target_device)
+    keep += beside
+    quiet += beside
+    beside_starts = {start for start, _, _ in beside}
     for top in ctx.nodes(ast.If) if checked else ():
         if id(top) in seen_elifs:
             continue
@@ -120,6 +127,8 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
                 continue  # `elif not cuda_available(): cpu`: converted in place below
             start = ctx.span(branch)[0]
             end = ctx.span(branch.body[-1])[1]
+            if start in beside_starts:
+                continue  # kept beside the target's own branch
             if guards.mentions(ctx, branch.test, rule, p.cuda_only_strings, p.cuda_only_modules) or any(
                 guards.mentions(ctx, stmt, rule, p.cuda_only_strings, p.cuda_only_modules) for stmt in branch.body
             ):

@@ -169,6 +169,25 @@ def _named_constant(ctx: FileContext, node: ast.AST, value: str) -> str | None:
     return name if word and word in {w.lower() for w in _WORDS.findall(name)} else None
 
 
+def _target_sibling(ctx: FileContext, node: ast.AST, target_value: str | None) -> str | None:
+    """The name of a constant beside the one `node` is the value of (in the same class or
+    block) that holds the target's value (`NPU = "npu"` beside `CUDA = "cuda"`), else None."""
+    assign = ctx.parents.get(node)
+    block = ctx.parents.get(assign) if assign is not None else None
+    if target_value is None or block is None:
+        return None
+    for stmt in getattr(block, "body", ()):
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Constant)
+            and stmt.value.value == target_value
+        ):
+            return stmt.targets[0].id
+    return None
+
+
 def _call_of(ctx: FileContext, node: ast.AST) -> ast.Call | None:
     """The call `node` is an argument of (positional, keyword or starred), else None; also as
     one branch of a choice (`backend="ipc" if hybrid else "nccl"`)."""
@@ -621,6 +640,17 @@ def find(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
             constant = _named_constant(ctx, node, value)
             if constant is not None:
                 # (the subject marks it for the tree's run: porter/engine/kept_constants.py)
+                sibling = _target_sibling(ctx, node, values.get(value))
+                if sibling is not None:  # `NPU = "npu"` beside it: the code already tells them apart
+                    yield ctx.finding(
+                        rule,
+                        node,
+                        f'"{value}" is the value of {constant}, kept beside {sibling}, the '
+                        f"{ctx.target.upper()}'s own: the code already tells the devices apart",
+                        subject=f"{KEPT_CONSTANT}{value}",
+                        severity="info",
+                    )
+                    continue
                 yield ctx.finding(
                     rule,
                     node,

@@ -1,0 +1,127 @@
+"""Code that already handles the target: its CUDA side stays CUDA's (device-guard keeps it).
+
+A project that already runs on the target (LLaMA-Factory and ms-swift on Ascend: `if
+is_torch_npu_available():` beside `if is_torch_cuda_available():`) has CUDA code next to the
+target's own. Porting that CUDA code would make a second target path beside the first
+(`torch.npu.get_device_name()` twice, `["npu", "npu"]`), and the CUDA path would be gone for
+the machines that still run it. Four shapes, each found by what names the target's device
+(`target_device`: a name such as `is_torch_npu_available`, `DeviceType.NPU`, `torch.npu`, or a
+comparison with the string "npu"):
+
+- an if/elif chain with a branch for the target: its CUDA branches are kept;
+- sibling `if` statements in one block, one for the target: the CUDA ones are kept;
+- `is_npu() or is_cuda()`: the CUDA operand is kept;
+- a list, tuple or set of device names that holds the target's (`runs_on(["cuda", "npu"])`):
+  its "cuda" is kept.
+
+A branch or operand is "CUDA's" when its test calls a CUDA check of the rule, names CUDA
+(`is_torch_cuda_available`, `DeviceType.CUDA`) or compares with a "cuda" (or "gpu") string.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from porter.python.context import FileContext
+from porter.python.kinds import _guards as guards
+from porter.rules import Rule
+
+Region = tuple[int, int, str]  # (start, end, why), as device_guard keeps them
+
+
+def beside_target_code(ctx: FileContext, rule: Rule, target: str) -> list[Region]:
+    """The CUDA code of the module that stands beside the target's own (see the module)."""
+    regions: list[Region] = []
+    tops = [n for n in ctx.nodes(ast.If) if not guards.is_elif(ctx, n)]
+    for top in tops:
+        regions += _chain(ctx, rule, target, guards.chain(top))
+    regions += _siblings(ctx, rule, target, tops)
+    for both in ctx.nodes(ast.BoolOp):
+        if isinstance(both.op, ast.Or) and any(_tests(v, target) for v in both.values):
+            for value in both.values:
+                if _tests_cuda(ctx, rule, value) and not _tests(value, target):
+                    regions.append((*ctx.span(value), f"is CUDA's beside the {_name(target)} test of the same `or`"))
+    for names in ctx.nodes(ast.List, ast.Tuple, ast.Set):
+        if any(_is_string(e, target) for e in names.elts):
+            for e in names.elts:
+                if _is_string(e, "cuda"):
+                    regions.append((*ctx.span(e), f"is CUDA's, beside {target!r} in the same list"))
+    return regions
+
+
+def _chain(ctx: FileContext, rule: Rule, target: str, branches: list[ast.If]) -> list[Region]:
+    own = next((b for b in branches if _tests(b.test, target)), None)
+    if own is None:
+        return []
+    why = f"is the CUDA branch of a chain with its own {_name(target)} branch (line {own.lineno})"
+    return [
+        (ctx.span(b)[0], ctx.span(b.body[-1])[1], why)
+        for b in branches
+        if b is not own and _tests_cuda(ctx, rule, b.test) and not _tests(b.test, target)
+    ]
+
+
+def _siblings(ctx: FileContext, rule: Rule, target: str, tops: list[ast.If]) -> list[Region]:
+    """CUDA `if`s of a block that also has an `if` for the target (LLaMA-Factory's env report:
+    `if is_torch_cuda_available(): ...` then `if is_torch_npu_available(): ...`)."""
+    blocks: dict[tuple[int, str], list[ast.If]] = {}
+    for top in tops:
+        parent = ctx.parents.get(top)
+        for field in ("body", "orelse", "finalbody"):
+            if any(s is top for s in getattr(parent, field, ()) or ()):
+                blocks.setdefault((id(parent), field), []).append(top)
+                break
+    regions: list[Region] = []
+    for block in blocks.values():
+        own = next((t for t in block if any(_tests(b.test, target) for b in guards.chain(t))), None)
+        if own is None:
+            continue
+        why = f"is the CUDA branch beside this block's own {_name(target)} branch (line {own.lineno})"
+        for top in block:
+            branches = guards.chain(top)
+            if top is own or any(_tests(b.test, target) for b in branches):
+                continue  # a chain with a target branch is one of its own (`_chain`)
+            first = branches[0]
+            if _tests_cuda(ctx, rule, first.test):
+                regions.append((ctx.span(first)[0], ctx.span(first.body[-1])[1], why))
+    return regions
+
+
+def _tests(test: ast.AST, device: str) -> bool:
+    """`test` names `device`: a name or attribute for it, or a comparison with its string."""
+    if guards.other_device(test, [device]):
+        return True
+    return any(
+        isinstance(n, ast.Compare) and any(_is_string(c, device) for c in [n.left, *n.comparators, *_elts(n)])
+        for n in ast.walk(test)
+    )
+
+
+def _tests_cuda(ctx: FileContext, rule: Rule, test: ast.AST) -> bool:
+    """CUDA's side: a CUDA check, a name for CUDA, or a comparison with "cuda" or "gpu" (what
+    device-name helpers answer on NVIDIA machines: LLaMA-Factory's get_device_name)."""
+    return (
+        _tests(test, "cuda")
+        or any(guards.is_check(ctx, n, rule) for n in ast.walk(test))
+        or any(
+            isinstance(n, ast.Compare) and any(_is_string(c, "gpu") for c in [n.left, *n.comparators])
+            for n in ast.walk(test)
+        )
+    )
+
+
+def _elts(compare: ast.Compare) -> list[ast.expr]:
+    return [e for c in compare.comparators if isinstance(c, (ast.Tuple, ast.List, ast.Set)) for e in c.elts]
+
+
+def _is_string(node: ast.AST, device: str) -> bool:
+    """The literal "cuda" or "cuda:N" for device "cuda"."""
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and (node.value == device or node.value.startswith(device + ":"))
+    )
+
+
+def _name(target: str) -> str:
+    return target.upper()
