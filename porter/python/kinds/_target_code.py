@@ -4,7 +4,7 @@ A project that already runs on the target (LLaMA-Factory and ms-swift on Ascend:
 is_torch_npu_available():` beside `if is_torch_cuda_available():`) has CUDA code next to the
 target's own. Porting that CUDA code would make a second target path beside the first
 (`torch.npu.get_device_name()` twice, `["npu", "npu"]`), and the CUDA path would be gone for
-the machines that still run it. Four shapes, each found by what names the target's device
+the machines that still run it. The shapes below are each found by what names the target's device
 (`target_device`: a name such as `is_torch_npu_available`, `DeviceType.NPU`, `torch.npu`, or a
 comparison with the string "npu"):
 
@@ -12,7 +12,11 @@ comparison with the string "npu"):
 - sibling `if` statements in one block, one for the target: the CUDA ones are kept;
 - `is_npu() or is_cuda()`: the CUDA operand is kept;
 - a list, tuple or set of device names that holds the target's (`runs_on(["cuda", "npu"])`):
-  its "cuda" is kept.
+  its "cuda" is kept; so is the "cuda" or "GPU" entry of a dictionary that has the target's
+  (`{"GPU": "CUDA_VISIBLE_DEVICES", "NPU": "ASCEND_VISIBLE_DEVICES"}`);
+- `x if is_npu() else y`: y is chosen off the target, and kept;
+- a block's flags: `is_cuda = torch.cuda.is_available()` beside `is_npu = is_torch_npu_available()`
+  (or beside an `if` for the target) is kept.
 
 A branch or operand is "CUDA's" when its test calls a CUDA check of the rule, names CUDA
 (`is_torch_cuda_available`, `DeviceType.CUDA`) or compares with a "cuda" (or "gpu") string.
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.python.context import FileContext
+from porter.python.context import FileContext, is_str_constant
 from porter.python.kinds import _guards as guards
 from porter.rules import Rule
 
@@ -46,6 +50,19 @@ def beside_target_code(ctx: FileContext, rule: Rule, target: str) -> list[Region
             for e in names.elts:
                 if _is_string(e, "cuda"):
                     regions.append((*ctx.span(e), f"is CUDA's, beside {target!r} in the same list"))
+    for table in ctx.nodes(ast.Dict):
+        keys = {id(k): k.value for k in table.keys if k is not None and is_str_constant(k)}
+        own = next((name for name in keys.values() if name.lower() == target), None)
+        if own is not None:
+            for key, value in zip(table.keys, table.values):
+                name = keys.get(id(key))
+                if name is not None and name.lower() in _CUDA_NAMES:
+                    why = f"is the {name!r} entry beside {own!r}, the {_name(target)}'s own"
+                    regions.append((*ctx.span(value), why))
+    for choice in ctx.nodes(ast.IfExp):
+        if _tests(choice.test, target) and not _tests(choice.orelse, target):
+            # `'ASCEND_RT_VISIBLE_DEVICES' if is_torch_npu_available() else 'CUDA_VISIBLE_DEVICES'`
+            regions.append((*ctx.span(choice.orelse), f"is chosen where the {_name(target)} test beside it fails"))
     return regions
 
 
@@ -71,7 +88,25 @@ def _siblings(ctx: FileContext, rule: Rule, target: str, tops: list[ast.If]) -> 
             if any(s is top for s in getattr(parent, field, ()) or ()):
                 blocks.setdefault((id(parent), field), []).append(top)
                 break
+    # A block's flags (`is_cuda = torch.cuda.is_available()` beside `is_npu = is_torch_npu_available()`).
+    flags: dict[tuple[int, str], list[ast.Assign]] = {}
+    for assign in ctx.nodes(ast.Assign):
+        parent = ctx.parents.get(assign)
+        for field in ("body", "orelse", "finalbody"):
+            if any(s is assign for s in getattr(parent, field, ()) or ()):
+                flags.setdefault((id(parent), field), []).append(assign)
+                break
     regions: list[Region] = []
+    for where, assigns in flags.items():
+        own_flag = next((a for a in assigns if _tests(a.value, target)), None)
+        own_if = next((t for t in blocks.get(where, ()) if any(_tests(b.test, target) for b in guards.chain(t))), None)
+        mark = own_flag or own_if
+        if mark is None:
+            continue
+        for a in assigns:
+            if a is not own_flag and _is_check_value(ctx, rule, a.value) and not _tests(a.value, target):
+                why = f"is CUDA's flag beside this block's own {_name(target)} test (line {mark.lineno})"
+                regions.append((*ctx.span(a), why))
     for block in blocks.values():
         own = next((t for t in block if any(_tests(b.test, target) for b in guards.chain(t))), None)
         if own is None:
@@ -108,6 +143,16 @@ def _tests_cuda(ctx: FileContext, rule: Rule, test: ast.AST) -> bool:
             for n in ast.walk(test)
         )
     )
+
+
+def _is_check_value(ctx: FileContext, rule: Rule, value: ast.AST) -> bool:
+    """A value that is a device test and nothing else (a CUDA check call, `not` or `and` of them)."""
+    return any(guards.is_check(ctx, n, rule) for n in ast.walk(value)) and isinstance(
+        value, (ast.Call, ast.UnaryOp, ast.BoolOp)
+    )
+
+
+_CUDA_NAMES = ("cuda", "gpu")
 
 
 def _elts(compare: ast.Compare) -> list[ast.expr]:
