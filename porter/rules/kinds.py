@@ -169,6 +169,7 @@ class DeviceGuardParams(Params):
     target_check: str = text(required=True)  # "{torch}.mlu.is_available()"
     other_devices: tuple[str, ...] = strings(required=True)
     target_device: str = text(required=True)  # the device the target branch uses ("mlu")
+    target_module: str | None = text()  # the package that registers it, when torch needs one ("torch_mlu")
     cuda_only_modules: tuple[str, ...] = strings()
     cuda_only_strings: tuple[str, ...] = strings()
 

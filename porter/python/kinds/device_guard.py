@@ -164,7 +164,8 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
                     ctx.finding(
                         rule,
                         branch.test,
-                        "device dispatch chain without an MLU branch; porter cannot add one here (torch is not imported by name)",
+                        f"device dispatch chain without an {p.target_device.upper()} branch; porter cannot add one "
+                        "here (torch is not imported by name)",
                         severity="warning",
                     )
                 )
@@ -203,7 +204,8 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
                     rule,
                     node,
                     f"{ctx.text[s:e]} is False on the target; this module does not import torch, so porter cannot write the target check here",
-                    suggestion="Import torch (and torch_mlu) and test torch.mlu.is_available().",
+                    suggestion=f"Import torch{f' (and {p.target_module})' if p.target_module else ''} and test "
+                    f"{p.target_check.format(torch='torch')}.",
                     severity="warning",
                 )
             )

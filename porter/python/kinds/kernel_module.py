@@ -42,10 +42,11 @@ from porter.rules.kinds import KernelModuleParams
 from porter.python.kinds.base import PythonKind
 
 _KERNEL_DECORATORS = ("jit", "autotune", "heuristics")
-_SUGGESTION = {
+# What to do, by what keeps the module; an extension's is the rule's own suggestion (how its
+# kernels are ported is the target's business: BANG C for MLU, Ascend C for the NPU).
+_SUGGESTION: dict[str, str | None] = {
     "language": "Use the PyTorch fallback path of this code on the target, or port the kernels by hand.",
-    "extension": "Port the extension's kernels to BANG C (torch_mlu.utils.cpp_extension.MLUExtension), or use the "
-    "PyTorch path of the code that imports this module; its tests and benchmarks run where CUDA does.",
+    "extension": None,
     "patch": "Leave the patch off on the target (transformers' SDPA attention runs there), or port the kernels by hand.",
 }
 
@@ -100,7 +101,11 @@ def kept_finding(ctx: FileContext, rule: Rule) -> Finding | None:
 
 def _kept(ctx: FileContext, rule: Rule, node: ast.AST, module: str, why: str, shape: str) -> Finding:
     return ctx.finding(
-        rule, node, f"module kept as it is: {why}", suggestion=_SUGGESTION[shape], subject=f"{KEPT_MODULE}{module}"
+        rule,
+        node,
+        f"module kept as it is: {why}",
+        suggestion=_SUGGESTION[shape] or rule.suggestion,
+        subject=f"{KEPT_MODULE}{module}",
     )
 
 
