@@ -32,6 +32,7 @@ from porter.python.kinds._int_devices import int_device_ordinals
 from porter.rules import Rule
 from porter.rules.kinds import ImportInsertParams
 from porter.python.kinds.base import PythonKind
+from porter.python.devices import ACCELERATORS
 
 
 def screen_words(rules: list[Rule]) -> set[str]:
@@ -78,11 +79,15 @@ def _plain(node: ast.stmt, anchor: str) -> bool:
     return isinstance(node, ast.Import) and any(a.name == anchor for a in node.names)
 
 
+# torch's device modules: `import torch.cuda` is ported to the target's, which needs its package first.
+_DEVICE_MODULES = frozenset({"cuda", *ACCELERATORS})
+
+
 def _submodules_only(node: ast.stmt, anchor: str) -> bool:
     """`import torch.distributed as dist`: binds no device module, so torch_mlu may follow it
     (isort's place); `import torch.cuda` (ported to torch.mlu) needs torch_mlu first."""
     return isinstance(node, ast.Import) and all(
-        a.name.startswith(anchor + ".") and a.name.split(".")[1] not in ("cuda", "mlu") for a in node.names
+        a.name.startswith(anchor + ".") and a.name.split(".")[1] not in _DEVICE_MODULES for a in node.names
     )
 
 
