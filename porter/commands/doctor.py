@@ -1,5 +1,5 @@
 """`porter doctor`: check the installed environment of the target machine (or of `porter run
---emulate mlu`). A thin click command over porter.doctor; torch is imported when it runs."""
+--emulate mlu|npu`). A thin click command over porter.doctor; torch is imported when it runs."""
 
 from __future__ import annotations
 
@@ -8,25 +8,24 @@ import sys
 import click
 
 from porter.commands.options import HELP, FiniteFloatRange
-
-# porter doctor knows the runtimes of these targets (torch_mlu, ROCm); not yet torch_npu.
-DOCTOR_TARGETS = ("mlu", "hip")
+from porter.rules.terms import TARGET_HELP, TARGETS
 
 
 @click.command("doctor", context_settings=HELP)
 @click.option(
     "--target",
     "-t",
-    type=click.Choice(DOCTOR_TARGETS),
+    type=click.Choice(TARGETS),
     default=None,
-    help="mlu (Cambricon, torch_mlu) or hip (Hygon DCU / ROCm); default: mlu where torch_mlu imports, "
+    help=f"{TARGET_HELP}; default: the target whose vendor package imports (torch_mlu, torch_npu), "
     "hip where torch is a ROCm build.",
 )
 @click.option(
     "--target-version",
     "version",
     default=None,
-    help="torch_mlu line to check against (e.g. 2.1, 2.4); default: the installed torch_mlu's, else the newest.",
+    help="The vendor package's torch line to check against (e.g. 2.4 for torch_mlu, 2.8 for torch_npu; an "
+    "unknown one lists the known ones); default: the installed torch_mlu's / torch_npu's line, else the newest.",
 )
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 @click.option(
@@ -46,14 +45,12 @@ def doctor(target: str | None, version: str | None, fmt: str, timeout: float) ->
     from porter.doctor.lines import known_lines
     from porter.doctor.render import render_json, render_text
     from porter.doctor.model import exit_code
-    from porter.doctor.run import detect_target, run_doctor
+    from porter.doctor.run import detect_hint, detect_target, run_doctor
 
     if target is None:
         target = detect_target()
         if target is None:
-            raise click.UsageError(
-                "no target found: torch_mlu does not import and torch is not a ROCm build; pass --target mlu|hip"
-            )
+            raise click.UsageError(f"no target found: {detect_hint()}; pass --target {'|'.join(TARGETS)}")
     lines = known_lines(target)
     if version is not None and version not in lines:
         known = ", ".join(lines) or "none: one table for every release"

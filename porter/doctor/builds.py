@@ -10,31 +10,32 @@ from porter.doctor.installed import Dist, Installed
 from porter.doctor.libraries import judge
 from porter.doctor.model import FAIL, OK, SKIP, Result
 from porter.doctor.runtime import Runtime, error_text, torch_minor
-from porter.doctor.torch_checks import rocm_index
+from porter.doctor.targets import doctor_target
 from porter.tables.packages import PackageTable
 from porter.tables.plain_requirement import canonical_name
 from porter.tables.torch_pairs import pair_for
 
 PAIRED = ("torchvision", "torchaudio")
 CUDA_ONLY = ("flash-attn", "bitsandbytes")
-CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # Files only a CUDA (or hipified ROCm) build of a package has.
 CUDA_FILES = {"flash-attn": re.compile(r"(^|/)flash_attn_2_cuda[^/]*$")}
 
 
 def cuda_build(dist: Dist, target: str) -> str | None:
-    """Why `dist` is a build for NVIDIA's CUDA (or, on mlu, for ROCm), as a predicate
-    ("is a CUDA build (+cu121)"); None when nothing says so."""
+    """Why `dist` is a build for NVIDIA's CUDA (or, where the target is not ROCm, for ROCm), as
+    a predicate ("is a CUDA build (+cu121)"); None when nothing says so."""
+    rocm_builds = doctor_target(target).rocm_builds
     label = dist.local_label
     if re.match(r"cu\d", label):
         return f"is a CUDA build (+{label})"
-    if target == "mlu" and label.startswith("rocm"):
+    if not rocm_builds and label.startswith("rocm"):
         return f"is a ROCm build (+{label})"
     nvidia = [r for r in map(_requirement_name, dist.requires) if r.startswith("nvidia-")]
     if nvidia:
         return f"requires {nvidia[0]} (NVIDIA's CUDA libraries)"
     pattern = CUDA_FILES.get(dist.name)
-    if target == "mlu" and pattern and any(pattern.search(path) for path in dist.record):
+    # A ROCm build of flash-attn holds flash_attn_2_cuda too (hipified): no evidence there.
+    if not rocm_builds and pattern and any(pattern.search(path) for path in dist.record):
         return "holds a CUDA extension (flash_attn_2_cuda)"
     return None
 
@@ -82,14 +83,12 @@ def check_paired(name: str, installed: Installed, rt: Runtime, target: str, torc
 def _reinstall(name: str, paired: str | None, torch_version: str | None, target: str, known: bool) -> str:
     if known and paired is None:
         return f"pip uninstall -y {name} (no {name} release pairs with torch {torch_version})"
+    spec = doctor_target(target)
     pin = f"{name}=={paired}" if paired else name
-    index = CPU_INDEX if target == "mlu" else rocm_index()
-    command = f"pip uninstall -y {name} && pip install {pin} --index-url {index} --no-deps"
+    command = f"pip uninstall -y {name} && pip install {pin} --index-url {spec.index()} --no-deps"
     if paired is None:
         command += f" (choose the {name} release that pairs with torch {torch_version or 'the installed torch'})"
-    if target != "mlu":
-        command += f" (Hygon DCU: the {name} wheel of your DTK release)"
-    return command
+    return command + spec.reinstall_note.format(name=name)
 
 
 def check_cuda_only(name: str, installed: Installed, table: PackageTable, target: str, line: str) -> Result:

@@ -13,6 +13,7 @@ import re
 from porter.doctor.installed import Dist, Installed
 from porter.doctor.lines import releases
 from porter.doctor.model import FAIL, OK, Result
+from porter.doctor.targets import doctor_target
 from porter.tables.packages import PackageTable
 from porter.tables.plain_requirement import canonical_name
 
@@ -45,7 +46,7 @@ def check_renamed(installed: Installed, table: PackageTable, target: str, line: 
     found.sort(key=lambda item: item[0].folder_name != "deepspeed")  # deepspeed's first
     dist, original, evidence = found[0]
     more = (
-        f" (and {len(found) - 1} more: {', '.join(d.folder.name for d, _, _ in found[1:])})" if len(found) > 1 else ""
+        f" (and {len(found) - 1} more: {', '.join(_folder_name(d) for d, _, _ in found[1:])})" if len(found) > 1 else ""
     )
     assert dist.folder is not None
     undo = f"mv {dist.folder} {dist.folder.parent / original}"
@@ -68,6 +69,10 @@ def check_renamed(installed: Installed, table: PackageTable, target: str, line: 
     )
 
 
+def _folder_name(dist: Dist) -> str:
+    return dist.folder.name if dist.folder is not None else dist.name
+
+
 def _project(folder: str) -> str:
     match = _FOLDER.match(folder)
     return canonical_name(match.group("name")) if match else folder
@@ -76,26 +81,29 @@ def _project(folder: str) -> str:
 def _deepspeed_fix(undo: str, dist: Dist, table: PackageTable, target: str, line: str) -> str:
     edited = " and set Name: deepspeed-mlu in its METADATA" if dist.name != "deepspeed-mlu" else ""
     entry = table.by_distribution("deepspeed")
-    if target != "mlu" or entry is None or entry.action == "replace":  # the line where deepspeed-mlu is the one
+    vendor = doctor_target(target).vendor_deepspeed()
+    # Where the target has no DeepSpeed of its own, or on the line where the vendor's is the one.
+    if vendor is None or entry is None or entry.action == "replace":
         return f"Undo the rename: {undo}{edited}"
     spec = releases(entry, line) or ""
     return (
-        f"Undo the rename ({undo}{edited}), then pip uninstall -y deepspeed-mlu && "
-        f'pip install "deepspeed{spec}" (upstream DeepSpeed is the one for mlu {line})'
+        f"Undo the rename ({undo}{edited}), then pip uninstall -y {vendor} && "
+        f'pip install "deepspeed{spec}" (upstream DeepSpeed is the one for {target} {line})'
     )
 
 
 def _both_deepspeeds(installed: Installed, table: PackageTable, target: str, line: str) -> Result:
-    upstream, vendor = installed.named("deepspeed"), installed.named("deepspeed-mlu")
-    if target == "mlu" and upstream and vendor:
+    own = doctor_target(target).vendor_deepspeed()
+    upstream, vendor = installed.named("deepspeed"), installed.named(own) if own else []
+    if own and upstream and vendor:
         entry = table.by_distribution("deepspeed")
-        keep = "deepspeed-mlu" if entry is None or entry.action == "replace" else "deepspeed"
-        drop = "deepspeed" if keep == "deepspeed-mlu" else "deepspeed-mlu"
+        keep = own if entry is None or entry.action == "replace" else "deepspeed"
+        drop = "deepspeed" if keep == own else own
         return Result(
             NAME,
             FAIL,
-            f"deepspeed {upstream[0].version} and deepspeed-mlu {vendor[0].version} are both "
+            f"deepspeed {upstream[0].version} and {own} {vendor[0].version} are both "
             f"installed: both write the deepspeed package, the one installed last over the other's files",
-            f"pip uninstall -y {drop} {keep}, then install {keep} again ({keep} is the one for mlu {line})",
+            f"pip uninstall -y {drop} {keep}, then install {keep} again ({keep} is the one for {target} {line})",
         )
     return Result(NAME, OK, "no renamed metadata folders")

@@ -7,18 +7,18 @@ from __future__ import annotations
 from porter.doctor.installed import Dist, Installed
 from porter.doctor.lines import admits, only_too_new, releases
 from porter.doctor.model import FAIL, OK, SKIP, WARN, Result
+from porter.doctor.targets import doctor_target
 from porter.tables.packages import PackageTable
 
 LIBRARIES = ("transformers", "accelerate", "peft", "deepspeed", "llamafactory")
-# Distributions that provide a library under another name: Cambricon's deepspeed-mlu is
-# imported as deepspeed.
-PROVIDERS = {"mlu": {"deepspeed": ("deepspeed", "deepspeed-mlu")}}
 
 
 def check_library(
     name: str, installed: Installed, table: PackageTable, target: str, line: str, emulated: bool = False
 ) -> Result:
-    dist = next((d for d in map(installed.find, PROVIDERS.get(target, {}).get(name, (name,))) if d), None)
+    # A distribution may provide the library under another name (deepspeed-mlu: deepspeed).
+    providers = doctor_target(target).providers.get(name, (name,))
+    dist = next((d for d in map(installed.find, providers) if d), None)
     if dist is None:
         return Result(name, SKIP, "not installed")
     return judge(name, dist, table, target, line, emulated)
@@ -29,7 +29,7 @@ def judge(name: str, dist: Dist, table: PackageTable, target: str, line: str, em
     Under the emulator torch is the host's, newer than the line's: a release too new for the
     line's torch runs there, and is a warning about the real machine instead of a failure."""
     label = f"{dist.name} {dist.version}"
-    if dist.folder_name and dist.folder_name != dist.name:
+    if dist.folder is not None and dist.folder_name and dist.folder_name != dist.name:
         label += f" [in {dist.folder.name}: see renamed-dist-info]"
     entry = table.by_distribution(dist.name)
     where = f"{target} {line}" if line != "any" else target
@@ -58,7 +58,7 @@ def judge(name: str, dist: Dist, table: PackageTable, target: str, line: str, em
                 name,
                 WARN,
                 f"{detail} (the emulator's newer torch runs it; the line's torch does not)",
-                f'pip install "{dist.name}{spec}" on the MLU machine',
+                f'pip install "{dist.name}{spec}" on the {doctor_target(target).label} machine',
             )
         return Result(name, FAIL, detail, f'pip install "{dist.name}{spec}"')
     if entry.action == "flag":

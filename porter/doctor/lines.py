@@ -12,14 +12,15 @@ def known_lines(target: str) -> list[str]:
 
 
 def choose_line(target: str, requested: str | None, runtime: Runtime) -> str:
-    """--target-version when given; on mlu otherwise the line the installed torch_mlu is built
-    for when porter knows it, else the newest; "any" on hip (one table for every release)."""
+    """--target-version when given; otherwise the line the installed vendor package (torch_mlu,
+    torch_npu) is built for when porter knows it, else the newest; "any" on hip (one table for
+    every release)."""
     lines = known_lines(target)
     if not lines:
         return ANY_VERSION
     if requested:
         return requested
-    installed = vendor_line(runtime.vendor_version)
+    installed = vendor_line(runtime.vendor_version, target)
     return installed if installed in lines else lines[-1]
 
 

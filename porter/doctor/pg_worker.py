@@ -1,22 +1,33 @@
 """One rank of `porter doctor`'s process-group check, run as a script (by the check, or by
-torchrun to see the whole log): python pg_worker.py DEVICE_TYPE BACKEND.
+torchrun to see the whole log): python pg_worker.py DEVICE_TYPE BACKEND [PACKAGE].
 
-Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT as torchrun sets them,
-initialises BACKEND, all_reduces rank+1 on its card and prints one JSON line.
+Imports the vendor package that registers DEVICE_TYPE and BACKEND (PACKAGE, by default
+torch_<DEVICE_TYPE> as the vendors name theirs: torch_mlu, torch_npu; none for cuda), reads
+RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT as torchrun sets them, initialises
+BACKEND, all_reduces rank+1 on its card and prints one JSON line.
 Imports nothing of porter's: it runs with whatever torch the machine has.
 """
 
+from __future__ import annotations  # the machine's Python may be older than porter's
+
 import datetime
+import importlib
 import json
 import os
 import sys
 
 
-def main(device_type: str, backend: str) -> None:
+def main(device_type: str, backend: str, package: str | None = None) -> None:
     import torch
 
-    if device_type == "mlu":
-        import torch_mlu  # noqa: F401  (registers torch.mlu and the cncl backend)
+    if package is None and device_type != "cuda":
+        package = f"torch_{device_type}"
+    if package:
+        try:
+            importlib.import_module(package)  # registers torch.<device> and the backend
+        except ImportError:
+            if getattr(torch, device_type, None) is None:  # not a device torch has itself
+                raise
     import torch.distributed as dist
 
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
@@ -34,4 +45,4 @@ def main(device_type: str, backend: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:4])

@@ -1,5 +1,6 @@
 """The process-group backend initialises: two ranks (one on a single card) run
-init_process_group with the target's backend and all_reduce a tensor on their cards."""
+init_process_group with the target's backend (cncl, hccl, nccl) and all_reduce a tensor on
+their cards."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from porter.doctor.model import FAIL, OK, SKIP, Result
+from porter.doctor.model import FAIL, OK, SKIP, WARN, Result
 from porter.doctor.runtime import Runtime
 
 WORKER = Path(__file__).with_name("pg_worker.py")
@@ -31,25 +32,38 @@ def check_process_group(rt: Runtime, timeout: float = 120.0, worker: Path = WORK
     if not rt.vendor_ready() or rt.device_count() == 0:
         return Result(name, SKIP, "needs a card (see the devices check)")
     world = 2 if rt.device_count() >= 2 else 1
-    debug = "CNCL_LOG_LEVEL=INFO" if rt.target == "mlu" else "NCCL_DEBUG=INFO"
-    fix = f"See the whole log: {debug} torchrun --standalone --nproc_per_node {world} {worker} {rt.device_type} {rt.backend}"
-    ranks = run_ranks([sys.executable, str(worker), rt.device_type, rt.backend], world, timeout)
+    args = [rt.device_type, rt.backend]
+    package = rt.spec.package
+    if package is not None and package != f"torch_{rt.device_type}":  # the worker's guess otherwise
+        args.append(package)
+    fix = f"See the whole log: {rt.spec.collective_debug} torchrun --standalone --nproc_per_node {world} {worker} {' '.join(args)}"
+    ranks = run_ranks([sys.executable, str(worker), *args], world, timeout)
     expected = [float(sum(range(1, world + 1)))] * 2
+    outs = [_last_json(rank.stdout) for rank in ranks]
+    agreed = all(out is not None and out.get("value") == expected for out in outs)
     # The rank that failed first says why; a rank stopped because of it, or hung, says less.
     stopped = [(i, r) for i, r in enumerate(ranks) if r.returncode not in (None, 0)] or [
         (i, r) for i, r in enumerate(ranks) if r.returncode is None
     ]
-    if stopped:
+    if stopped and not agreed:
         index, rank = stopped[0]
-        what = f"exited with {rank.returncode}" if rank.returncode is not None else f"did not finish in {timeout:g} s"
-        return Result(name, FAIL, f"{rt.backend}: rank {index} {what}{_last_error(rank.stderr, ': ')}", fix)
-    outs = [_last_json(rank.stdout) for rank in ranks]
-    if any(out is None or out.get("value") != expected for out in outs):
+        return Result(name, FAIL, f"{rt.backend}: rank {index} {_ended(rank, timeout)}", fix)
+    if not agreed:
         got = [out.get("value") if out else None for out in outs]
         return Result(name, FAIL, f"{rt.backend}: all_reduce gave {got}, expected {expected} on every rank", fix)
-    cards = ", ".join(str(out["device"]) for out in outs)
+    cards = ", ".join(str(out["device"]) for out in outs if out is not None)
     ranks_run = "2 processes" if world == 2 else "1 process (one card)"
-    return Result(name, OK, f"{outs[0]['backend']}: {ranks_run} initialised it and all_reduce agreed on {cards}")
+    used = outs[0]["backend"] if outs[0] is not None else rt.backend
+    done = f"{used}: {ranks_run} initialised it and all_reduce agreed on {cards}"
+    if stopped:  # every rank had its result, and one failed after it, at its exit: so would a training run
+        index, rank = stopped[0]
+        return Result(name, WARN, f"{done}, but rank {index} then {_ended(rank, timeout)}", fix)
+    return Result(name, OK, done)
+
+
+def _ended(rank: Rank, timeout: float) -> str:
+    what = f"exited with {rank.returncode}" if rank.returncode is not None else f"did not finish in {timeout:g} s"
+    return what + _last_error(rank.stderr, ": ")
 
 
 def run_ranks(cmd: list[str], world: int, timeout: float) -> list[Rank]:
@@ -72,9 +86,10 @@ def run_ranks(cmd: list[str], world: int, timeout: float) -> list[Rank]:
             env = dict(base, RANK=str(rank), LOCAL_RANK=str(rank))
             procs.append((subprocess.Popen(cmd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL), out, err))
         deadline = time.monotonic() + timeout
-        # A rank that fails leaves the other waiting for it: stop them all at the first failure.
+        # A rank that fails leaves the other waiting for it: stop them all at the first failure,
+        # unless it failed after its result (at its exit), when the others have theirs to finish.
         while time.monotonic() < deadline and any(p.poll() is None for p, _, _ in procs):
-            if any(p.poll() not in (None, 0) for p, _, _ in procs):
+            if any(p.poll() not in (None, 0) and not _has_result(out) for p, out, _ in procs):
                 break
             time.sleep(0.1)
         ranks = []
@@ -92,6 +107,13 @@ def run_ranks(cmd: list[str], world: int, timeout: float) -> list[Rank]:
             out.close()
             err.close()
         return result
+
+
+def _has_result(out) -> bool:
+    """Whether a rank's output file holds its JSON line yet."""
+    out.flush()
+    out.seek(0)
+    return _last_json(out.read()) is not None
 
 
 def free_port() -> int:

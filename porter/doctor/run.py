@@ -14,6 +14,8 @@ from porter.doctor.lines import choose_line, line_table
 from porter.doctor.model import Result
 from porter.doctor.process_group import check_process_group
 from porter.doctor.runtime import Runtime, load_runtime
+from porter.doctor.targets import DOCTOR_TARGETS
+from porter.doctor.toolkit import check_toolkit
 from porter.doctor.torch_checks import check_devices, check_dtype, check_torch, check_vendor, torch_to_pair
 
 
@@ -25,11 +27,23 @@ class Doctored:
 
 
 def detect_target() -> str | None:
-    """mlu where torch_mlu is importable, hip where torch is a ROCm build, else None."""
-    if importlib.util.find_spec("torch_mlu") is not None:
-        return "mlu"
-    rt = load_runtime("hip")
-    return "hip" if rt.vendor_version else None
+    """The target whose vendor package is importable (mlu: torch_mlu, npu: torch_npu), else one
+    whose build torch is (hip: a ROCm build), else None."""
+    for spec in DOCTOR_TARGETS.values():
+        if spec.package is not None and importlib.util.find_spec(spec.package) is not None:
+            return spec.name
+    for spec in DOCTOR_TARGETS.values():
+        if spec.build is not None and load_runtime(spec.name).vendor_version:
+            return spec.name
+    return None
+
+
+def detect_hint() -> str:
+    """What detect_target looked for, for the message when it found nothing."""
+    packages = [s.package for s in DOCTOR_TARGETS.values() if s.package]
+    builds = [s.build.name for s in DOCTOR_TARGETS.values() if s.build]
+    imports = f"{packages[0]} does not import" if len(packages) == 1 else f"none of {', '.join(packages)} imports"
+    return f"{imports} and torch is not a {' or '.join(builds)} build" if builds else imports
 
 
 def run_doctor(
@@ -47,9 +61,11 @@ def run_doctor(
     installed = Installed(path)
     torch_result = check_torch(rt, table, line)
     pair_with = torch_to_pair(rt, torch_result, table, line)
+    toolkit = check_toolkit(rt)
     results = [
         torch_result,
-        check_vendor(rt, line),
+        *([toolkit] if toolkit is not None else []),
+        check_vendor(rt, line, table),
         check_devices(rt),
         check_dtype(rt, "fp16"),
         check_dtype(rt, "bf16"),

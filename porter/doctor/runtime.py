@@ -3,17 +3,20 @@ need them. Nothing here runs at import time: porter's other commands never load 
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass
 from typing import Any
 
-EMULATED_PREFIX = "emulated-"  # torch_mlu.__version__ of porter's emulator: "emulated-2.4"
+from porter.doctor.targets import DoctorTarget, doctor_target
+
+EMULATED_PREFIX = "emulated-"  # the vendor package's __version__ under porter's emulator: "emulated-2.4"
 
 
 @dataclass
 class Runtime:
-    """torch (the module, or why it did not import) and the vendor side: torch_mlu's version on
-    mlu, torch.version.hip on hip."""
+    """torch (the module, or why it did not import) and the vendor side: the vendor package's
+    version (torch_mlu, torch_npu), or torch's own build version (torch.version.hip on hip)."""
 
     target: str
     torch: Any = None
@@ -22,28 +25,34 @@ class Runtime:
     vendor_error: str | None = None
 
     @property
+    def spec(self) -> DoctorTarget:
+        """What doctor knows about the target (porter/doctor/targets.py)."""
+        return doctor_target(self.target)
+
+    @property
     def device_type(self) -> str:
-        """The device type tensors go to: mlu, or cuda on ROCm (HIP keeps CUDA's names)."""
-        return "mlu" if self.target == "mlu" else "cuda"
+        """The device type tensors go to: mlu, npu, or cuda on ROCm (HIP keeps CUDA's names)."""
+        return self.spec.device_type
 
     @property
     def devices(self) -> Any:
-        """torch.mlu or torch.cuda (None without torch)."""
+        """torch.mlu, torch.npu or torch.cuda (None without torch)."""
         return getattr(self.torch, self.device_type, None) if self.torch is not None else None
 
     @property
     def backend(self) -> str:
-        return "cncl" if self.target == "mlu" else "nccl"
+        return self.spec.backend
 
     @property
     def emulated(self) -> bool:
-        return self.target == "mlu" and (self.vendor_version or "").startswith(EMULATED_PREFIX)
+        """The vendor package is porter's emulated one (porter run --emulate)."""
+        return self.spec.package is not None and (self.vendor_version or "").startswith(EMULATED_PREFIX)
 
     def vendor_ready(self) -> bool:
         """torch and the vendor side import, and the device module says cards are there."""
         if self.torch is None or self.vendor_error is not None or self.devices is None:
             return False
-        if self.target == "hip" and not self.vendor_version:
+        if self.spec.build is not None and not self.vendor_version:
             return False
         try:
             return bool(self.devices.is_available())
@@ -58,18 +67,21 @@ class Runtime:
 
 
 def load_runtime(target: str) -> Runtime:
-    """Import torch, and torch_mlu on mlu; every failure is kept as text, never raised."""
+    """Import torch, and the vendor package (torch_mlu, torch_npu) where the target has one;
+    every failure is kept as text, never raised."""
+    spec = doctor_target(target)
     try:
         import torch
     except Exception as exc:  # ImportError, or an OSError of a broken build
         return Runtime(target, torch_error=error_text(exc))
-    if target != "mlu":
-        return Runtime(target, torch, vendor_version=getattr(torch.version, "hip", None))
+    if spec.build is not None:
+        return Runtime(target, torch, vendor_version=getattr(torch.version, spec.build.attr, None))
+    assert spec.package is not None
     try:
-        import torch_mlu
-    except Exception as exc:
+        vendor = importlib.import_module(spec.package)
+    except (Exception, SystemExit) as exc:  # torch_npu without CANN's libraries; an emulator refusing its variables
         return Runtime(target, torch, vendor_error=error_text(exc))
-    return Runtime(target, torch, vendor_version=str(getattr(torch_mlu, "__version__", "unknown")))
+    return Runtime(target, torch, vendor_version=str(getattr(vendor, "__version__", "unknown")))
 
 
 def torch_minor(version: str | None) -> str | None:
@@ -78,15 +90,15 @@ def torch_minor(version: str | None) -> str | None:
     return f"{match.group(1)}.{match.group(2)}" if match else None
 
 
-def vendor_line(version: str | None) -> str | None:
-    """The torch line a torch_mlu release is built for: "1.24.1-torch2.4.0" -> "2.4",
-    porter's "emulated-2.4" -> "2.4"; None when its version does not say."""
+def vendor_line(version: str | None, target: str) -> str | None:
+    """The torch line a vendor package release is built for: torch_mlu "1.24.1-torch2.4.0" ->
+    "2.4", torch_npu "2.8.0.post2" -> "2.8", porter's "emulated-2.4" -> "2.4"; None when its
+    version does not say."""
     if not version:
         return None
     if version.startswith(EMULATED_PREFIX):
         return torch_minor(version[len(EMULATED_PREFIX) :])
-    match = re.search(r"torch(\d+\.\d+)", version)
-    return match.group(1) if match else None
+    return torch_minor(doctor_target(target).vendor_torch(version))
 
 
 def error_text(exc: BaseException, limit: int = 300) -> str:
