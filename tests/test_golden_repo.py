@@ -16,6 +16,7 @@ import pytest
 
 from porter.converter.run import run_convert
 from porter.config import Settings
+from porter.rules import TARGETS
 from porter.run_options import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +47,7 @@ def _findings_listing(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.fixture(scope="module", params=["mlu", "hip"])
+@pytest.fixture(scope="module", params=list(TARGETS))
 def converted(request, tmp_path_factory):
     target = request.param
     src = REPOS / "minitrain"

@@ -29,7 +29,9 @@ class FiniteFloatRange(click.FloatRange):
         return number
 
 
-NO_TARGET = "no target: pass --target mlu|hip, or set `target` in [tool.porter] (pyproject.toml) or porter.toml"
+NO_TARGET = (
+    f"no target: pass --target {'|'.join(TARGETS)}, or set `target` in [tool.porter] (pyproject.toml) or porter.toml"
+)
 
 target_option = click.option(
     "--target",

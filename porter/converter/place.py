@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from porter.core.targets import TARGETS
 from porter.core.tree import LORA_DIR, REPORT_DIR, REPORT_FILES, porters_own
 from porter.engine.output import DestinationError
 
@@ -88,8 +89,7 @@ _MARKS = {
     "report.md": lambda head: head.startswith(b"# porter report"),
     "report.html": lambda head: b"<title>porter report" in head,
     "changes.patch": lambda head: head == b"" or head.startswith((b"diff --git ", b"\\ ")),
-    "requirements-mlu.txt": lambda head: head.startswith(b"# porter: constraints"),
-    "requirements-hip.txt": lambda head: head.startswith(b"# porter: constraints"),
+    **{f"requirements-{t}.txt": lambda head: head.startswith(b"# porter: constraints") for t in TARGETS},
 }
 
 

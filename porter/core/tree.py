@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from porter.core.targets import TARGETS
+
 # Never copied: version control internals, and porter's own outputs from an earlier run.
 SKIP_DIRS = {".git", ".hg", ".svn"}
 REPORT_DIR = "porter_report"
@@ -18,7 +20,7 @@ LORA_DIR = "porter_lora"
 # What `porter verify OUT` adds to OUT/porter_report (porter/verify/report.py): still porter's folder.
 VERIFY_FILES = frozenset({"verify.json"})
 REPORT_FILES = frozenset(
-    {"changes.patch", "report.json", "report.md", "report.html", "requirements-mlu.txt", "requirements-hip.txt"}
+    {"changes.patch", "report.json", "report.md", "report.html", *(f"requirements-{t}.txt" for t in TARGETS)}
 )
 
 

@@ -6,8 +6,8 @@ of constants (loading the model and the loader costs more than a warm run spends
 """
 
 from porter.core.severity import SEVERITIES  # noqa: F401  (one list for every layer)
+from porter.core.targets import TARGETS  # noqa: F401  (one list for every layer)
 
-TARGETS = ("mlu", "hip", "npu")
 # How messages and reports name each target's hardware.
 TARGET_NAMES = {"mlu": "Cambricon MLU", "hip": "ROCm / Hygon DCU", "npu": "Huawei Ascend NPU"}
 # The package whose releases a rule's `versions` (torch lines) are lines of, for `porter rules CODE`.

@@ -81,21 +81,23 @@ def _chain(ctx: FileContext, rule: Rule, target: str, branches: list[ast.If]) ->
 def _siblings(ctx: FileContext, rule: Rule, target: str, tops: list[ast.If]) -> list[Region]:
     """CUDA `if`s of a block that also has an `if` for the target (LLaMA-Factory's env report:
     `if is_torch_cuda_available(): ...` then `if is_torch_npu_available(): ...`)."""
+    # Only the statements that can mark a block or be kept are placed (a module of 200,000
+    # assignments has few device tests): the flags first, then the blocks they and the ifs are in.
+    candidates = [
+        a
+        for a in ctx.nodes(ast.Assign)
+        if _tests(a.value, target) or (_is_check_value(ctx, rule, a.value) and not _tests(a.value, target))
+    ]
+    block_of = _blocks(ctx, [*tops, *candidates])
     blocks: dict[tuple[int, str], list[ast.If]] = {}
     for top in tops:
-        parent = ctx.parents.get(top)
-        for field in ("body", "orelse", "finalbody"):
-            if any(s is top for s in getattr(parent, field, ()) or ()):
-                blocks.setdefault((id(parent), field), []).append(top)
-                break
+        if id(top) in block_of:
+            blocks.setdefault(block_of[id(top)], []).append(top)
     # A block's flags (`is_cuda = torch.cuda.is_available()` beside `is_npu = is_torch_npu_available()`).
     flags: dict[tuple[int, str], list[ast.Assign]] = {}
-    for assign in ctx.nodes(ast.Assign):
-        parent = ctx.parents.get(assign)
-        for field in ("body", "orelse", "finalbody"):
-            if any(s is assign for s in getattr(parent, field, ()) or ()):
-                flags.setdefault((id(parent), field), []).append(assign)
-                break
+    for assign in candidates:
+        if id(assign) in block_of:
+            flags.setdefault(block_of[id(assign)], []).append(assign)
     regions: list[Region] = []
     for where, assigns in flags.items():
         own_flag = next((a for a in assigns if _tests(a.value, target)), None)
@@ -120,6 +122,20 @@ def _siblings(ctx: FileContext, rule: Rule, target: str, tops: list[ast.If]) -> 
             if _tests_cuda(ctx, rule, first.test):
                 regions.append((ctx.span(first)[0], ctx.span(first.body[-1])[1], why))
     return regions
+
+
+def _blocks(ctx: FileContext, statements: list[ast.stmt]) -> dict[int, tuple[int, str]]:
+    """id(statement) -> (id(its parent), the field whose list holds it), for these statements:
+    each parent's lists are read once (a test per statement of every list was quadratic)."""
+    wanted = {id(s) for s in statements}
+    parents = {id(p): p for s in statements if (p := ctx.parents.get(s)) is not None}
+    out: dict[int, tuple[int, str]] = {}
+    for parent in parents.values():
+        for field in ("body", "orelse", "finalbody"):
+            for stmt in getattr(parent, field, ()) or ():
+                if id(stmt) in wanted:
+                    out[id(stmt)] = (id(parent), field)
+    return out
 
 
 def _tests(test: ast.AST, device: str) -> bool:
