@@ -39,7 +39,9 @@ _NOT_TENSOR_METHODS = _NOT_TENSOR | set(
 )
 _TENSOR_ATTRS = {"T", "mT", "H", "mH", "data", "grad", "real", "imag"}
 # Module methods that return the module itself.
-_SELF_METHODS = set("to cuda mlu npu cpu half float double bfloat16 train eval requires_grad_ to_empty type apply".split())
+_SELF_METHODS = set(
+    "to cuda mlu npu cpu half float double bfloat16 train eval requires_grad_ to_empty type apply".split()
+)
 
 
 class Receivers:
