@@ -25,6 +25,8 @@ A branch or operand is "CUDA's" when its test calls a CUDA check of the rule, na
 from __future__ import annotations
 
 import ast
+import re
+from functools import lru_cache
 
 from porter.python.context import FileContext, is_str_constant
 from porter.python.kinds import _guards as guards
@@ -35,15 +37,17 @@ Region = tuple[int, int, str]  # (start, end, why), as device_guard keeps them
 
 def beside_target_code(ctx: FileContext, rule: Rule, target: str) -> list[Region]:
     """The CUDA code of the module that stands beside the target's own (see the module)."""
+    if not _mentions(target).search(ctx.text):
+        return []  # every shape names the target somewhere in the text: most modules do not
     regions: list[Region] = []
     tops = [n for n in ctx.nodes(ast.If) if not guards.is_elif(ctx, n)]
     for top in tops:
         regions += _chain(ctx, rule, target, guards.chain(top))
     regions += _siblings(ctx, rule, target, tops)
     for both in ctx.nodes(ast.BoolOp):
-        if isinstance(both.op, ast.Or) and any(_tests(v, target) for v in both.values):
+        if isinstance(both.op, ast.Or) and any(_tests(ctx, v, target) for v in both.values):
             for value in both.values:
-                if _tests_cuda(ctx, rule, value) and not _tests(value, target):
+                if _tests_cuda(ctx, rule, value) and not _tests(ctx, value, target):
                     regions.append((*ctx.span(value), f"is CUDA's beside the {_name(target)} test of the same `or`"))
     for names in ctx.nodes(ast.List, ast.Tuple, ast.Set):
         if any(_is_string(e, target) for e in names.elts):
@@ -60,21 +64,21 @@ def beside_target_code(ctx: FileContext, rule: Rule, target: str) -> list[Region
                     why = f"is the {name!r} entry beside {own!r}, the {_name(target)}'s own"
                     regions.append((*ctx.span(value), why))
     for choice in ctx.nodes(ast.IfExp):
-        if _tests(choice.test, target) and not _tests(choice.orelse, target):
+        if _tests(ctx, choice.test, target) and not _tests(ctx, choice.orelse, target):
             # `'ASCEND_RT_VISIBLE_DEVICES' if is_torch_npu_available() else 'CUDA_VISIBLE_DEVICES'`
             regions.append((*ctx.span(choice.orelse), f"is chosen where the {_name(target)} test beside it fails"))
     return regions
 
 
 def _chain(ctx: FileContext, rule: Rule, target: str, branches: list[ast.If]) -> list[Region]:
-    own = next((b for b in branches if _tests(b.test, target)), None)
+    own = next((b for b in branches if _tests(ctx, b.test, target)), None)
     if own is None:
         return []
     why = f"is the CUDA branch of a chain with its own {_name(target)} branch (line {own.lineno})"
     return [
         (ctx.span(b)[0], ctx.span(b.body[-1])[1], why)
         for b in branches
-        if b is not own and _tests_cuda(ctx, rule, b.test) and not _tests(b.test, target)
+        if b is not own and _tests_cuda(ctx, rule, b.test) and not _tests(ctx, b.test, target)
     ]
 
 
@@ -86,7 +90,8 @@ def _siblings(ctx: FileContext, rule: Rule, target: str, tops: list[ast.If]) -> 
     candidates = [
         a
         for a in ctx.nodes(ast.Assign)
-        if _tests(a.value, target) or (_is_check_value(ctx, rule, a.value) and not _tests(a.value, target))
+        if isinstance(a.value, _FLAG_VALUES)
+        and (_flag_for(ctx, a.value, target) or _is_check_value(ctx, rule, a.value))
     ]
     block_of = _blocks(ctx, [*tops, *candidates])
     blocks: dict[tuple[int, str], list[ast.If]] = {}
@@ -100,28 +105,35 @@ def _siblings(ctx: FileContext, rule: Rule, target: str, tops: list[ast.If]) -> 
             flags.setdefault(block_of[id(assign)], []).append(assign)
     regions: list[Region] = []
     for where, assigns in flags.items():
-        own_flag = next((a for a in assigns if _tests(a.value, target)), None)
-        own_if = next((t for t in blocks.get(where, ()) if any(_tests(b.test, target) for b in guards.chain(t))), None)
+        own_flag = next((a for a in assigns if _flag_for(ctx, a.value, target)), None)
+        own_if = next(
+            (t for t in blocks.get(where, ()) if any(_tests(ctx, b.test, target) for b in guards.chain(t))), None
+        )
         mark = own_flag or own_if
         if mark is None:
             continue
         for a in assigns:
-            if a is not own_flag and _is_check_value(ctx, rule, a.value) and not _tests(a.value, target):
+            if a is not own_flag and _is_check_value(ctx, rule, a.value) and not _flag_for(ctx, a.value, target):
                 why = f"is CUDA's flag beside this block's own {_name(target)} test (line {mark.lineno})"
                 regions.append((*ctx.span(a), why))
     for block in blocks.values():
-        own = next((t for t in block if any(_tests(b.test, target) for b in guards.chain(t))), None)
+        own = next((t for t in block if any(_tests(ctx, b.test, target) for b in guards.chain(t))), None)
         if own is None:
             continue
         why = f"is the CUDA branch beside this block's own {_name(target)} branch (line {own.lineno})"
         for top in block:
             branches = guards.chain(top)
-            if top is own or any(_tests(b.test, target) for b in branches):
+            if top is own or any(_tests(ctx, b.test, target) for b in branches):
                 continue  # a chain with a target branch is one of its own (`_chain`)
             first = branches[0]
             if _tests_cuda(ctx, rule, first.test):
                 regions.append((ctx.span(first)[0], ctx.span(first.body[-1])[1], why))
     return regions
+
+
+@lru_cache(maxsize=None)
+def _mentions(target: str) -> re.Pattern[str]:
+    return re.compile(re.escape(target), re.IGNORECASE)
 
 
 def _blocks(ctx: FileContext, statements: list[ast.stmt]) -> dict[int, tuple[int, str]]:
@@ -138,8 +150,11 @@ def _blocks(ctx: FileContext, statements: list[ast.stmt]) -> dict[int, tuple[int
     return out
 
 
-def _tests(test: ast.AST, device: str) -> bool:
+def _tests(ctx: FileContext, test: ast.AST, device: str) -> bool:
     """`test` names `device`: a name or attribute for it, or a comparison with its string."""
+    start, end = ctx.span(test)
+    if not _mentions(device).search(ctx.text, start, end):
+        return False  # (the text first: walking every test of a module cost most of the pass)
     if guards.other_device(test, [device]):
         return True
     return any(
@@ -152,7 +167,7 @@ def _tests_cuda(ctx: FileContext, rule: Rule, test: ast.AST) -> bool:
     """CUDA's side: a CUDA check, a name for CUDA, or a comparison with "cuda" or "gpu" (what
     device-name helpers answer on NVIDIA machines: LLaMA-Factory's get_device_name)."""
     return (
-        _tests(test, "cuda")
+        _tests(ctx, test, "cuda")
         or any(guards.is_check(ctx, n, rule) for n in ast.walk(test))
         or any(
             isinstance(n, ast.Compare) and any(_is_string(c, "gpu") for c in [n.left, *n.comparators])
@@ -161,11 +176,32 @@ def _tests_cuda(ctx: FileContext, rule: Rule, test: ast.AST) -> bool:
     )
 
 
+# What a flag's value is (`is_npu = is_torch_npu_available()`, `not ...`, `a and b`, `dev == "npu"`).
+_FLAG_VALUES = (ast.Call, ast.UnaryOp, ast.BoolOp, ast.Compare)
+
+
+def _flag_for(ctx: FileContext, value: ast.AST, device: str) -> bool:
+    """A flag's value that tests `device`: a call named for it, a comparison with its string,
+    or `not` / `and` / `or` of those. Only the called name is read, not the arguments: most
+    assignments are calls, and walking their arguments cost more than the rest of the pass."""
+    if isinstance(value, ast.Call):
+        return guards.other_device(value.func, [device])
+    if isinstance(value, ast.UnaryOp):
+        return _flag_for(ctx, value.operand, device)
+    if isinstance(value, ast.BoolOp):
+        return any(_flag_for(ctx, v, device) for v in value.values)
+    return isinstance(value, ast.Compare) and _tests(ctx, value, device)
+
+
 def _is_check_value(ctx: FileContext, rule: Rule, value: ast.AST) -> bool:
-    """A value that is a device test and nothing else (a CUDA check call, `not` or `and` of them)."""
-    return any(guards.is_check(ctx, n, rule) for n in ast.walk(value)) and isinstance(
-        value, (ast.Call, ast.UnaryOp, ast.BoolOp)
-    )
+    """A value that is a CUDA check and nothing else (a check call, `not` or `and` of them)."""
+    if isinstance(value, ast.Call):
+        return guards.is_check(ctx, value, rule)
+    if isinstance(value, ast.UnaryOp):
+        return _is_check_value(ctx, rule, value.operand)
+    if isinstance(value, ast.BoolOp):
+        return any(_is_check_value(ctx, rule, v) for v in value.values)
+    return False
 
 
 _CUDA_NAMES = ("cuda", "gpu")
