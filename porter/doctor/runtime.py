@@ -4,11 +4,10 @@ need them. Nothing here runs at import time: porter's other commands never load 
 from __future__ import annotations
 
 import importlib
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from porter.doctor.targets import DoctorTarget, doctor_target
+from porter.doctor.targets import DoctorTarget, doctor_target, torch_minor  # noqa: F401  (read here by the checks)
 
 EMULATED_PREFIX = "emulated-"  # the vendor package's __version__ under porter's emulator: "emulated-2.4"
 
@@ -82,12 +81,6 @@ def load_runtime(target: str) -> Runtime:
     except (Exception, SystemExit) as exc:  # torch_npu without CANN's libraries; an emulator refusing its variables
         return Runtime(target, torch, vendor_error=error_text(exc))
     return Runtime(target, torch, vendor_version=str(getattr(vendor, "__version__", "unknown")))
-
-
-def torch_minor(version: str | None) -> str | None:
-    """ "2.4" of "2.4.1+cpu"."""
-    match = re.match(r"\s*(\d+)\.(\d+)", version or "")
-    return f"{match.group(1)}.{match.group(2)}" if match else None
 
 
 def vendor_line(version: str | None, target: str) -> str | None:

@@ -168,9 +168,13 @@ class DoctorTarget:
         return next((d for d in self.providers.get("deepspeed", ()) if d != "deepspeed"), None)
 
 
-def _installed_rocm() -> str | None:
-    from porter.doctor.runtime import torch_minor
+def torch_minor(version: str | None) -> str | None:
+    """ "2.4" of "2.4.1+cpu"."""
+    match = re.match(r"\s*(\d+)\.(\d+)", version or "")
+    return f"{match.group(1)}.{match.group(2)}" if match else None
 
+
+def _installed_rocm() -> str | None:
     try:
         return torch_minor(ROCM_INFO.read_text(encoding="utf-8"))
     except OSError:
