@@ -31,7 +31,8 @@ from porter.config import ConfigError, settings_for
 from porter.converter.report import ConvertReport
 from porter.core.model import Finding
 from porter.rules import RuleError
-from porter.run_options import MAX_FILE_MB, RunOptions, options_for
+from porter.core.limits import MAX_FILE_MB
+from porter.run_options import RunOptions, options_for
 
 __all__ = [
     "CheckReport",

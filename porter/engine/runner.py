@@ -204,9 +204,11 @@ def _read_tree(
             if not e.is_symlink and e.skipped is None and e.failed is None
         ]
     # Every file and folder of the tree: a CUDA path is kept where the tree has its twin for
-    # the target (vendor_paths.cuda_counterpart).
-    present = frozenset(entries) | frozenset(
-        rel.rsplit("/", k)[0] for rel in entries for k in range(1, rel.count("/") + 1)
+    # the target (vendor_paths.cuda_counterpart); only a path that names CUDA is looked up.
+    present = (
+        frozenset(entries) | frozenset(rel.rsplit("/", k)[0] for rel in entries for k in range(1, rel.count("/") + 1))
+        if vendor_rules and any("cuda" in rel.lower() for rel in entries)
+        else frozenset()
     )
     for rel in entries:
         try:
