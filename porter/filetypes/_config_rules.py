@@ -3,7 +3,7 @@
 A rule names keys (a bare name matches at any depth, a dotted path such as `bf16.enabled`
 matches the end of the key path; globs allowed), the config types it applies to, the values
 that make it fire and, when the fix is certain, the value to write instead. The same rules
-read `--key value` flags of training launch commands in shell scripts (`cli = true`),
+read `--key value` flags of the launch commands the rule names in shell scripts (`launchers`),
 because LLaMA-Factory and the HF Trainer take the same fields as flags and as config keys.
 """
 

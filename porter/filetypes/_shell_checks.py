@@ -22,28 +22,15 @@ from porter.core.model import Finding
 from porter.filetypes._installs import install_verdicts
 from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
 from porter.rules import ActiveRules, Rule
-from porter.rules.kinds import ShellCommandParams, ShellEnvSetupParams, ShellEnvVarParams, ShellLauncherFlagParams
-
-
-# Commands whose `--key value` flags are training arguments (HF Trainer / LLaMA-Factory, TRL,
-# axolotl, LitGPT and ms-swift fields: their command lines take a config's keys as flags;
-# ms-swift's are `swift sft ...` and `megatron sft ...`, ~200 flags in its examples).
-TRAINERS = frozenset(
-    {
-        "python",
-        "torchrun",
-        "deepspeed",
-        "accelerate launch",
-        "llamafactory-cli",
-        "lmf",
-        "trl",
-        "axolotl",
-        "litgpt",
-        "swift",
-        "megatron",
-    }
+from porter.rules.kinds import (
+    ConfigKeyParams,
+    ShellCommandParams,
+    ShellEnvSetupParams,
+    ShellEnvVarParams,
+    ShellLauncherFlagParams,
 )
-_DOTLIST = frozenset({"llamafactory-cli", "lmf"})  # also take `key=value` words (OmegaConf)
+
+
 # Commands that start another command on every rank or host (`mpirun -n 128 ... python train.py --flag`):
 # the training command's flags are read from where it starts.
 _PROCESS_LAUNCHERS = frozenset({"mpirun", "mpiexec", "srun"})
@@ -185,9 +172,21 @@ def _typed(text: str) -> object:
 
 
 def training_flag_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterator[Finding]:
-    """Training-config rules (`config-key` with cli = true) applied to `--key value` flags."""
+    """Training-config rules (`config-key` with `launchers`) applied to the `--key value` flags
+    of the commands each rule names (rules naming the same commands are read together)."""
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[Rule]] = {}
+    for rule in rules:
+        p = ConfigKeyParams.of(rule)
+        groups.setdefault((p.launchers, p.key_value_launchers), []).append(rule)
+    for (launchers, key_value), group in groups.items():
+        yield from _flag_findings(file, script, group, frozenset(launchers), frozenset(key_value))
+
+
+def _flag_findings(
+    file: TextFile, script: Script, rules: list[Rule], launchers: frozenset[str], key_value: frozenset[str]
+) -> Iterator[Finding]:
     for command in script.nodes("command"):
-        words = _training_command(command_words(command))
+        words = _training_command(command_words(command), launchers | key_value)
         if words is None:
             continue
         names = identities(words)
@@ -209,7 +208,7 @@ def training_flag_findings(file: TextFile, script: Script, rules: list[Rule]) ->
                     pairs.append(((body.replace("-", "_"),), Scalar(_typed(nxt.value), vs, ve, nxt.quote)))
                 else:
                     pairs.append(((body.replace("-", "_"),), Scalar(True, *script.span(word.node), "flag")))
-            elif eq and names & _DOTLIST and key.isidentifier():
+            elif eq and names & key_value and key.isidentifier():
                 at = inner + len(key) + 1
                 pairs.append(((key,), Scalar(_typed(value), at, at + len(value), "")))
         for hit in match_pairs(pairs, "training", rules):
@@ -222,15 +221,15 @@ def training_flag_findings(file: TextFile, script: Script, rules: list[Rule]) ->
             )
 
 
-def _training_command(words: list[Word]) -> list[Word] | None:
-    """The words of a training command (from its program on), also one that a process
-    launcher starts (`mpirun ... -x NCCL_IB_DISABLE=1 python train.py ...`); None for others."""
-    if identities(words) & TRAINERS:
+def _training_command(words: list[Word], launchers: frozenset[str]) -> list[Word] | None:
+    """The words of a command that is one of `launchers` (from its program on), also one that
+    a process launcher starts (`mpirun ... -x NCCL_IB_DISABLE=1 python train.py ...`); None for others."""
+    if identities(words) & launchers:
         return words
     if not words or words[0].value is None or posixpath.basename(words[0].value) not in _PROCESS_LAUNCHERS:
         return None
     for i in range(1, len(words)):
-        if words[i].value is not None and not words[i].value.startswith("-") and identities(words[i:]) & TRAINERS:
+        if words[i].value is not None and not words[i].value.startswith("-") and identities(words[i:]) & launchers:
             return words[i:]
     return None
 

@@ -35,7 +35,7 @@ def check_script(file: TextFile, script: Script, rules: ActiveRules) -> list[Fin
     findings += command_findings(file, script, rules.of_kind("shell-command"))
     findings += launcher_findings(file, script, rules.of_kind("shell-launcher-flag"))
     findings += training_flag_findings(
-        file, script, [r for r in rules.of_kind("config-key") if ConfigKeyParams.of(r).cli]
+        file, script, [r for r in rules.of_kind("config-key") if ConfigKeyParams.of(r).launchers]
     )
     findings += setup_findings(file, script, rules.of_kind("shell-env-setup"))
     findings += pip_install_findings(file, script, rules)

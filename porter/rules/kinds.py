@@ -213,7 +213,11 @@ class ConfigKeyParams(Params):
     values: tuple[Any, ...] | None = strings(absent=None)  # values reported (absent: any)
     replace: Mapping[str, Any] = table()
     blocked_by: Mapping[str, Any] = table()
-    cli: bool = switch()  # also the same flag on a training command line
+    # Commands whose `--key value` flags are these keys (`torchrun train.py --bf16 true`; the names
+    # porter/filetypes/_shell_syntax.py's `identities` gives: `accelerate launch`, `python`), also
+    # where a process launcher (`mpirun ... python train.py`) starts them; none: configs only.
+    launchers: tuple[str, ...] = strings()
+    key_value_launchers: tuple[str, ...] = strings()  # of those, the ones that also take `key=value` (OmegaConf)
     # distribution -> {summary, message, suggestion} said instead where the project's own
     # requirements name it (ActiveRules.project_requires).
     words_when_required: Mapping[str, Mapping[str, str]] = table()
