@@ -158,6 +158,9 @@ class KernelModuleParams(Params):
     """Kernel languages, other vendors' stacks and compiled CUDA extensions."""
 
     kernel_modules: tuple[str, ...] = strings(required=True)
+    # The decorators that make a function one of their kernels (`@triton.jit`): the module defines
+    # kernels, not only imports one (a kernel module's attribute, `triton.autotune`).
+    kernel_decorators: tuple[str, ...] = strings()
     extension_suffixes: tuple[str, ...] = strings()  # how a compiled extension's module name ends (`_cuda`)
     patch_modules: tuple[str, ...] = strings()  # CUDA-only libraries a monkey patch swaps in
 

@@ -41,7 +41,6 @@ from porter.rules import Rule
 from porter.rules.kinds import KernelModuleParams
 from porter.python.kinds.base import PythonKind
 
-_KERNEL_DECORATORS = ("jit", "autotune", "heuristics")
 # What to do, by what keeps the module; an extension's is the rule's own suggestion (how its
 # kernels are ported is the target's business: BANG C for MLU, Ascend C for the NPU).
 _SUGGESTION: dict[str, str | None] = {
@@ -82,7 +81,7 @@ def kept_finding(ctx: FileContext, rule: Rule) -> Finding | None:
             "target: the module cannot start there"
         )
         return _kept(ctx, rule, node, module, why, "extension")
-    found = _kernel_definitions(ctx, kernels)
+    found = _kernel_definitions(ctx, kernels, p.kernel_decorators)
     if found is not None:
         node, module = found
         decorator = ast.unparse(node.func if isinstance(node, ast.Call) else node)
@@ -159,14 +158,16 @@ def _extension(ctx: FileContext, name: str, suffixes: Sequence[str]) -> str | No
     return None
 
 
-def _kernel_definitions(ctx: FileContext, modules: Sequence[str]) -> tuple[ast.AST, str] | None:
-    """The first kernel the module defines with one of `modules` (`@triton.jit`)."""
+def _kernel_definitions(
+    ctx: FileContext, modules: Sequence[str], decorators: Sequence[str]
+) -> tuple[ast.AST, str] | None:
+    """The first kernel the module defines with one of `modules`' `decorators` (`@triton.jit`)."""
     for fn in ctx.nodes(ast.FunctionDef):
         for deco in fn.decorator_list:
             target = deco.func if isinstance(deco, ast.Call) else deco
             qual = ctx.imports.resolve(target) or ""
             module = _listed(qual.rpartition(".")[0], modules)
-            if module is not None and qual.rsplit(".", 1)[-1] in _KERNEL_DECORATORS:
+            if module is not None and qual.rsplit(".", 1)[-1] in decorators:
                 return deco, module
     return None
 
