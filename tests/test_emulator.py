@@ -494,6 +494,72 @@ def test_a_vendor_group_is_not_torn_down_under_the_gil(built):
     assert counts and counts[0] > 0, proc.stdout
 
 
+WORKS_AT_EXIT_SCRIPT = """
+import atexit, sys, torch, torch_mlu, torch.distributed as dist
+from porter.emulator import collectives
+dist.init_process_group("cncl", rank=0, world_size=1, store=dist.HashStore())
+t = torch.ones(4, device="mlu")
+work = dist.all_reduce(t, async_op=True)
+work.wait()
+print("OWNERS", collectives._EXT.work_owners(work), work in collectives._WORKS, flush=True)
+before = sys.getrefcount(collectives._WORKS)
+atexit._run_exitfuncs()  # what the interpreter runs first at shutdown, while other threads can still take the GIL
+print("HELD", sys.getrefcount(collectives._WORKS) - before, flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_works_gloo_may_still_hold_outlive_the_interpreter(built):
+    """A collective's Work is let go by the last of its owners, which decrefs the Python-made
+    tensors it holds and so needs the GIL. When that owner was gloo's worker thread, finishing
+    its loop just after the caller saw the collective complete, while the interpreter shut
+    down, CPython ended the thread inside the Work's destructor and the process aborted
+    ("terminate called without an active exception", -6, ~1 in 20 two-rank runs). Every Work
+    is tracked, its owners are counted by the extension, and at exit the tracked ones are
+    kept for good (the exit hook's reference is never given back)."""
+    proc = emulated([sys.executable, "-c", WORKS_AT_EXIT_SCRIPT], devices=1, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    owners = next(line.split() for line in proc.stdout.splitlines() if line.startswith("OWNERS"))
+    assert int(owners[1]) >= 2 and owners[2] == "True", proc.stdout  # its Python object and the call, at least
+    held = next(line.split() for line in proc.stdout.splitlines() if line.startswith("HELD"))
+    assert held[1] == "1", proc.stdout
+
+
+class _Owners:
+    """The extension's count of a Work's owners, as a table (what gloo would still hold)."""
+
+    def __init__(self, owners: dict[str, int]) -> None:
+        self.owners = owners
+
+    def work_owners(self, work: str) -> int:
+        return self.owners[work]
+
+
+def test_a_work_is_let_go_only_once_its_python_object_alone_owns_it(monkeypatch):
+    """Works nothing but their Python object owns (2, counting the call) are let go on the
+    caller's thread; one gloo (or anyone in C++) still holds is kept, and the list is pruned
+    at amortized intervals, so a long run keeps only what is in flight."""
+    pytest.importorskip("torch")
+    from porter.emulator import collectives
+
+    owners = {f"w{i}": 2 for i in range(70)} | {"in-flight": 3}
+    monkeypatch.setattr(collectives, "_EXT", _Owners(owners))
+    monkeypatch.setattr(collectives, "_WORKS", [])
+    monkeypatch.setattr(collectives, "_PRUNE_AT", 64)
+    collective = collectives._tracked(lambda name: name)
+    collective("in-flight")
+    for i in range(62):
+        collective(f"w{i}")
+    assert len(collectives._WORKS) == 63  # not pruned yet
+    collective("w62")  # the 64th: a prune
+    assert collectives._WORKS == ["in-flight"] and collectives._PRUNE_AT == 64
+    owners["in-flight"] = 2  # gloo let go
+    for i in range(63, 70):
+        collective(f"w{i}")
+    collectives._let_go()
+    assert collectives._WORKS == []
+
+
 TRAINER_SCRIPT = """
 import torch, torch_mlu
 from transformers import LlamaConfig, LlamaForCausalLM, Trainer, TrainingArguments

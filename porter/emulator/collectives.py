@@ -10,7 +10,10 @@ no BAND, BOR, BXOR, PREMUL_SUM; HCCL no AVG either).
 
 from __future__ import annotations
 
+import atexit
 import ctypes
+import functools
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -60,6 +63,50 @@ def _in_turn(works: list) -> Any:
     return works[-1]
 
 
+# Every Work handed out that a gloo worker thread may still hold (see _tracked).
+_WORKS: list = []
+_PRUNE_AT = 64
+
+
+def _tracked(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A collective whose Work is kept until gloo has let go of it, and past the end of the process.
+
+    The Work holds the collective's tensors, which are Python-made (CPU views of the device's
+    tensors; real CNCL and HCCL have none): the last owner to let go of the Work decrefs them,
+    and needs the GIL. When that owner is gloo's worker thread, finishing its loop a moment
+    after the caller saw the collective complete, and the interpreter has begun to shut down,
+    the thread cannot take the GIL: CPython ends it inside the Work's destructor, and the C++
+    runtime aborts the process ("terminate called without an active exception", exit -6, after
+    every collective succeeded: ~1 run in 20 of two emulated ranks). So porter holds every
+    Work gloo may still hold: a Work is let go (here, under the GIL) only once nothing but its
+    Python object owns it, and at exit the rest are kept for good (_hold_at_exit), so a
+    gloo thread is never the last owner once the interpreter shuts down."""
+
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        global _PRUNE_AT
+        work = method(*args, **kwargs)
+        _WORKS.append(work)
+        if len(_WORKS) >= _PRUNE_AT:
+            _let_go()
+            _PRUNE_AT = max(64, 2 * len(_WORKS))  # amortized: a prune per as many calls as it kept
+        return work
+
+    return call
+
+
+def _let_go() -> None:
+    """Let go of the Works only their Python object owns (the count of 2 includes the call
+    that counts): gloo is done with them, so whoever lets go last is a Python thread."""
+    _WORKS[:] = [w for w in _WORKS if _EXT.work_owners(w) > 2]
+
+
+def _hold_at_exit() -> None:
+    """Keep the Works gloo may still hold through interpreter shutdown (an atexit hook, which
+    runs before CPython stops handing the GIL to other threads)."""
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(_WORKS))
+
+
 def _keep_until_exit(gloo: Any) -> None:
     """Never destroy the gloo group before the process ends. Its destructor joins its worker
     threads while the caller holds the GIL, and a worker that is releasing a finished
@@ -93,25 +140,31 @@ class EmulatedProcessGroup(dist.ProcessGroup):
     def name(self) -> str:  # type: ignore[override]
         return _DEV.backend
 
+    @_tracked
     def allreduce(self, tensors, opts=None):
         opts = opts or dist.AllreduceOptions()
         _check_op(opts)
         return self._gloo.allreduce(_cpus(tensors), opts)
 
+    @_tracked
     def allreduce_coalesced(self, tensors, opts=None):
         return self._gloo.allreduce_coalesced(_cpus(tensors), opts or dist.AllreduceCoalescedOptions())
 
+    @_tracked
     def broadcast(self, tensors, opts=None):
         return self._gloo.broadcast(_cpus(tensors), opts or dist.BroadcastOptions())
 
+    @_tracked
     def reduce(self, tensors, opts=None):
         opts = opts or dist.ReduceOptions()
         _check_op(opts)
         return self._gloo.reduce(_cpus(tensors), opts)
 
+    @_tracked
     def allgather(self, output_lists, inputs, opts=None):
         return self._gloo.allgather([_cpus(o) for o in output_lists], _cpus(inputs), opts or dist.AllgatherOptions())
 
+    @_tracked
     def _allgather_base(self, output, input, opts=None):
         part = _one_d(_cpu(input))
         return self._gloo._allgather_base(_stacked(_cpu(output), part), part, opts or dist.AllgatherOptions())
@@ -124,11 +177,13 @@ class EmulatedProcessGroup(dist.ProcessGroup):
 
     all_gather_single_coalesced = allgather_into_tensor_coalesced
 
+    @_tracked
     def reduce_scatter(self, outputs, input_lists, opts=None):
         opts = opts or dist.ReduceScatterOptions()
         _check_op(opts)
         return self._gloo.reduce_scatter(_cpus(outputs), [_cpus(i) for i in input_lists], opts)
 
+    @_tracked
     def _reduce_scatter_base(self, output, input, opts=None):
         opts = opts or dist.ReduceScatterOptions()
         _check_op(opts)
@@ -143,6 +198,7 @@ class EmulatedProcessGroup(dist.ProcessGroup):
 
     reduce_scatter_single_coalesced = reduce_scatter_tensor_coalesced
 
+    @_tracked
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
         return self._gloo.alltoall_base(
             _cpu(output), _cpu(input), output_split_sizes, input_split_sizes, opts or dist.AllToAllOptions()
@@ -151,24 +207,31 @@ class EmulatedProcessGroup(dist.ProcessGroup):
     def all_to_all_single(self, output, input, output_split_sizes, input_split_sizes, opts=None):
         return self.alltoall_base(output, input, output_split_sizes, input_split_sizes, opts)
 
+    @_tracked
     def alltoall(self, outputs, inputs, opts=None):
         return self._gloo.alltoall(_cpus(outputs), _cpus(inputs), opts or dist.AllToAllOptions())
 
+    @_tracked
     def gather(self, output_lists, inputs, opts=None):
         return self._gloo.gather([_cpus(o) for o in output_lists], _cpus(inputs), opts or dist.GatherOptions())
 
+    @_tracked
     def scatter(self, outputs, input_lists, opts=None):
         return self._gloo.scatter(_cpus(outputs), [_cpus(i) for i in input_lists], opts or dist.ScatterOptions())
 
+    @_tracked
     def send(self, tensors, dst, tag=0):
         return self._gloo.send(_cpus(tensors), dst, tag)
 
+    @_tracked
     def recv(self, tensors, src, tag=0):
         return self._gloo.recv(_cpus(tensors), src, tag)
 
+    @_tracked
     def recv_anysource(self, tensors, tag=0):
         return self._gloo.recv_anysource(_cpus(tensors), tag)
 
+    @_tracked
     def barrier(self, opts=None):
         return self._gloo.barrier(opts or dist.BarrierOptions())
 
@@ -181,6 +244,8 @@ def group_class(device: EmulatedDevice) -> type[EmulatedProcessGroup]:
 def register(ext: Any, device: EmulatedDevice = MLU) -> None:
     """Register the device's backend ("cncl", "hccl") with torch.distributed, once."""
     global _EXT, _DEV
+    if _EXT is None:
+        atexit.register(_hold_at_exit)
     _EXT, _DEV = ext, device
     if device.backend.upper() not in dist.Backend._plugins:
         dist.Backend.register_backend(device.backend, group_class(device), devices=[device.name])

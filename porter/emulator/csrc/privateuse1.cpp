@@ -21,6 +21,7 @@
 #include <ATen/ops/view_native.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/alloc_cpu.h>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 #include <torch/csrc/jit/runtime/operator.h>
 #include <torch/extension.h>
 #include <torch/library.h>
@@ -566,4 +567,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     return at::Tensor(std::move(impl));
   });
   m.def("default_generator", [](int d) { return device_generator(check_index(d)); });
+  // How many owners a collective's Work has: its Python object counts one and this call one, so
+  // 2 means nothing else holds it (gloo's worker thread holds it until its loop lets go).
+  m.def("work_owners", [](const c10::intrusive_ptr<c10d::Work>& work) { return work.use_count(); });
 }
