@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
@@ -37,8 +38,18 @@ _PROCESS_LAUNCHERS = frozenset({"mpirun", "mpiexec", "srun"})
 _SETTING = ("variable_assignment", "declaration_command", "unset_command")
 
 
-def env_findings(file: TextFile, script: Script, rules: list[Rule], ruleset: ActiveRules) -> Iterator[Finding]:
+@dataclass(frozen=True)
+class ShellView:
+    """A script as every shell kind reads it: the text, its syntax tree and the run's rules."""
+
+    file: TextFile
+    script: Script
+    rules: ActiveRules
+
+
+def env_findings(view: ShellView, rules: list[Rule]) -> Iterator[Finding]:
     """Renames (or reports) environment variables where they are set, unset or expanded."""
+    file, script, ruleset = view.file, view.script, view.rules
     sources = [(rule, ruleset.by_code(ShellEnvVarParams.of(rule).from_rule)) for rule in rules]
     sources = [(rule, src) for rule, src in sources if src is not None]
     spans: list[tuple[int, int, str, bool]] = []  # start, end, name, is it where the name is set
@@ -95,8 +106,9 @@ def _name_word(command: Node) -> Node | None:
     return name.children[0] if name is not None and name.children else name
 
 
-def command_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterator[Finding]:
+def command_findings(view: ShellView, rules: list[Rule]) -> Iterator[Finding]:
     """Calls of listed commands (`nvidia-smi ...`), also as arguments of `probes` (`which nvidia-smi`)."""
+    file, script = view.file, view.script
     for command in script.nodes("command"):
         words = command_words(command)
         if not words or words[0].value is None:
@@ -144,8 +156,9 @@ def _own_options(words: list[Word], launcher: str) -> list[Word]:
     return words
 
 
-def launcher_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterator[Finding]:
+def launcher_findings(view: ShellView, rules: list[Rule]) -> Iterator[Finding]:
     """Launcher flags that select devices in CUDA's terms (`deepspeed --include`, `torchrun --nproc_per_node gpu`)."""
+    file, script = view.file, view.script
     for command in script.nodes("command"):
         words = command_words(command)
         names = identities(words)
@@ -171,15 +184,17 @@ def _typed(text: str) -> object:
     return int(text) if text.isdigit() else text
 
 
-def training_flag_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterator[Finding]:
-    """Training-config rules (`config-key` with `launchers`) applied to the `--key value` flags
+def training_flag_findings(view: ShellView, rules: list[Rule]) -> Iterator[Finding]:
+    """Training-config rules (`config-key`, those with `launchers`) applied to the `--key value` flags
     of the commands each rule names (rules naming the same commands are read together)."""
     groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[Rule]] = {}
     for rule in rules:
         p = ConfigKeyParams.of(rule)
+        if not p.launchers:
+            continue  # a rule for configs only
         groups.setdefault((p.launchers, p.key_value_launchers), []).append(rule)
     for (launchers, key_value), group in groups.items():
-        yield from _flag_findings(file, script, group, frozenset(launchers), frozenset(key_value))
+        yield from _flag_findings(view.file, view.script, group, frozenset(launchers), frozenset(key_value))
 
 
 def _flag_findings(
@@ -234,8 +249,9 @@ def _training_command(words: list[Word], launchers: frozenset[str]) -> list[Word
     return None
 
 
-def setup_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterator[Finding]:
+def setup_findings(view: ShellView, rules: list[Rule]) -> Iterator[Finding]:
     """One finding at the first launch of a script that does not set up the vendor environment."""
+    file, script = view.file, view.script
     for rule in rules:
         p = ShellEnvSetupParams.of(rule)
         if any(marker in file.text for marker in p.markers):
@@ -247,10 +263,11 @@ def setup_findings(file: TextFile, script: Script, rules: list[Rule]) -> Iterato
                 break
 
 
-def pip_install_findings(file: TextFile, script: Script, rules: ActiveRules) -> Iterator[Finding]:
+def pip_install_findings(view: ShellView, rules: list[Rule]) -> Iterator[Finding]:
     """What `pip install` and `conda install` lines install, reviewed like a requirements file
     or a conda environment (reported: a command line is not a place porter edits packages in)."""
-    policy = RequirementPolicy.build(rules.rules, rules.version)
+    file, script = view.file, view.script
+    policy = RequirementPolicy.build(view.rules.rules, view.rules.version)
     if policy is None:
         return
     for command in script.nodes("command"):

@@ -13,12 +13,12 @@ import posixpath
 import shlex
 from collections.abc import Iterator
 
-from porter.filetypes._common import TextFile
 from porter.python.snippet import convert_snippet, moved
-from porter.filetypes._shell_syntax import Script, command_words
+from porter.filetypes._shell_checks import ShellView
+from porter.filetypes._shell_syntax import command_words
 from porter.core.model import Finding
 from porter.python.analyze import word_screen
-from porter.rules import ActiveRules
+from porter.rules import Rule
 from porter.rules.kinds import PythonSnippetParams
 
 
@@ -33,9 +33,9 @@ def _code_word(words):
     return None
 
 
-def snippet_findings(file: TextFile, script: Script, active: ActiveRules) -> Iterator[Finding]:
+def snippet_findings(view: ShellView, rules: list[Rule]) -> Iterator[Finding]:
     """Findings and edits for the Python of every `python -c` in the script."""
-    rules = active.of_kind("python-snippet")
+    file, script, active = view.file, view.script, view.rules
     # A snippet that names any of the target's words is worth a finding, whichever rules run.
     screen = word_screen(active.ruleset)
     for command in script.nodes("command"):

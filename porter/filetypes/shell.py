@@ -13,34 +13,42 @@ from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
 from porter.filetypes._common import TextFile, open_text
 from porter.filetypes._shell_checks import (
+    ShellView,
     command_findings,
     env_findings,
-    pip_install_findings,
     launcher_findings,
+    pip_install_findings,
     setup_findings,
     training_flag_findings,
 )
 from porter.filetypes._shell_snippets import snippet_findings
 from porter.filetypes._shell_syntax import Script
 from porter.rules import ActiveRules
-from porter.rules.kinds import ConfigKeyParams
+from porter.rules.kinds import REQUIREMENT_STRING, Matcher
 
 KIND = "shell"
+
+# The kinds a script is matched with, each behind the one interface (porter/rules/kinds.py's
+# Matcher), in the order their findings are listed: adding a shell kind is its matcher and a line.
+SHELL_KINDS: tuple[Matcher[ShellView], ...] = (
+    Matcher("shell-env-var", env_findings),
+    Matcher("shell-command", command_findings),
+    Matcher("shell-launcher-flag", launcher_findings),
+    Matcher("config-key", training_flag_findings),  # the flags of the launchers a rule names
+    Matcher("shell-env-setup", setup_findings),
+    Matcher(REQUIREMENT_STRING, pip_install_findings),  # `pip install` and `conda install` lines
+    Matcher("python-snippet", snippet_findings),
+)
 
 
 def check_script(file: TextFile, script: Script, rules: ActiveRules) -> list[Finding]:
     """Every shell finding (with edits) for a parsed script; notebooks use it for `!` lines."""
+    view = ShellView(file, script, rules)
     findings: list[Finding] = []
-    findings += env_findings(file, script, rules.of_kind("shell-env-var"), rules)
-    findings += command_findings(file, script, rules.of_kind("shell-command"))
-    findings += launcher_findings(file, script, rules.of_kind("shell-launcher-flag"))
-    findings += training_flag_findings(
-        file, script, [r for r in rules.of_kind("config-key") if ConfigKeyParams.of(r).launchers]
-    )
-    findings += setup_findings(file, script, rules.of_kind("shell-env-setup"))
-    findings += pip_install_findings(file, script, rules)
-    if rules.of_kind("python-snippet"):
-        findings += snippet_findings(file, script, rules)
+    for matcher in SHELL_KINDS:
+        kind_rules = rules.of_kind(matcher.kind)
+        if kind_rules:
+            findings += matcher.find(view, kind_rules)
     return findings
 
 

@@ -1,8 +1,10 @@
-"""The Python rule kinds, in one explicit, ordered table (PYTHON_KINDS).
+"""The Python rule kinds' matchers, in one explicit, ordered table (PYTHON_KINDS).
 
 Each module matches one kind and ends with its `KIND` (porter/python/kinds/base.py: what it
-screens for, its `find` and/or `finalize`); the fields its rules take are its parameters class
-in porter/rules/kinds.py. Adding a kind: its module, its parameters class, a line in each table.
+screens for, its `find` and/or `finalize`); the kind's declaration (its parameters class, which
+the loader validates rules against) is in porter/rules/kinds.py, where the loader and `porter
+rules` read it without importing the matchers. Adding a Python kind: its parameters class and a
+line in KINDS there, its module and a line here (a name not declared there fails at import).
 """
 
 from __future__ import annotations

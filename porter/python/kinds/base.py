@@ -2,7 +2,9 @@
 
 A kind module ends with `KIND = PythonKind(...)`, naming its functions; porter/python/kinds/
 __init__.py lists the kinds in the order they run. The kind's parameters class (what its rules
-hold) is in porter/rules/kinds.py, where the loader validates rules without importing matchers.
+hold) is in porter/rules/kinds.py, where the loader validates rules without importing matchers;
+a PythonKind whose name is not declared there fails at import. The other file types' kinds have
+the generic interface of porter/rules/kinds.py (Matcher), which has no screen or finalizer.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from porter.core.model import Finding
 from porter.python.context import FileContext
 from porter.rules import Rule
+from porter.rules.kinds import declared
 
 Screen = Callable[[list[Rule]], set[str]]
 Find = Callable[[FileContext, list[Rule]], Iterable[Finding]]
@@ -34,3 +37,6 @@ class PythonKind:
     screens_imports: bool = False
     find: Find | None = None
     finalize: Finalize | None = None
+
+    def __post_init__(self) -> None:
+        declared(self.name)
