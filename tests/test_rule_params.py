@@ -50,3 +50,35 @@ def test_the_general_reporting_options_read_the_same_on_every_kind():
     folded = [r.code for r in rules.rules if r.params.reporting.once_per_subject_in_tree]
     assert folded, "some rule folds per subject across the tree"
     assert MethodParams(attribute="cuda").reporting.once_per_file is False  # a kind without the option
+
+
+def test_a_matcher_names_a_declared_kind_or_fails_when_its_table_is_built():
+    from porter.filetypes.shell import SHELL_KINDS
+    from porter.python.kinds import PYTHON_KINDS
+    from porter.python.kinds.base import PythonKind
+    from porter.rules.kinds import Matcher
+
+    with pytest.raises(ValueError, match="no rule kind 'shell-comand'"):
+        Matcher("shell-comand", lambda view, rules: [])
+    with pytest.raises(ValueError, match="no rule kind 'qualified_name'"):
+        PythonKind("qualified_name", screen=lambda rules: set())
+    for table in ([k.name for k in PYTHON_KINDS], [m.kind for m in SHELL_KINDS]):
+        assert len(set(table)) == len(table) and set(table) <= KINDS.keys()
+
+
+def test_what_a_project_differs_in_is_rule_data_the_loader_checks(tmp_path):
+    # The commands whose flags a config-key rule reads (once TRAINERS in the shell kind's code).
+    from porter.rules import RuleError
+    from porter.rules.kinds import ConfigKeyParams
+    from porter.rules.load import load_rule_files
+
+    read_in_scripts = [r for r in load_rules("mlu").of_kind("config-key") if ConfigKeyParams.of(r).launchers]
+    assert read_in_scripts and all("llamafactory-cli" in ConfigKeyParams.of(r).launchers for r in read_in_scripts)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        '[[rule]]\ncode = "PRT801"\nname = "x"\nkind = "config-key"\nsummary = "s"\nwhy = "w"\n'
+        'severity = "warning"\napplicability = "manual"\nkeys = ["bf16"]\nconfigs = ["training"]\n'
+        'launchers = "torchrun"\nexamples = [{ before = "bf16: true" }]\n'
+    )
+    with pytest.raises(RuleError, match="key 'launchers' must be list"):
+        load_rule_files([bad], "mlu", project=True)
