@@ -194,14 +194,15 @@ def training_flag_findings(view: ShellView, rules: list[Rule]) -> Iterator[Findi
             continue  # a rule for configs only
         groups.setdefault((p.launchers, p.key_value_launchers), []).append(rule)
     for (launchers, key_value), group in groups.items():
-        yield from _flag_findings(view.file, view.script, group, frozenset(launchers), frozenset(key_value))
+        yield from _flag_findings(view.file, view.script, group, frozenset(launchers + key_value), frozenset(key_value))
 
 
 def _flag_findings(
     file: TextFile, script: Script, rules: list[Rule], launchers: frozenset[str], key_value: frozenset[str]
 ) -> Iterator[Finding]:
+    """`launchers`: every command read (`key_value`: those of them that also take `key=value`)."""
     for command in script.nodes("command"):
-        words = _training_command(command_words(command), launchers | key_value)
+        words = _training_command(command_words(command), launchers)
         if words is None:
             continue
         names = identities(words)
