@@ -9,7 +9,8 @@ import re
 from porter.doctor.installed import Dist, Installed
 from porter.doctor.libraries import judge
 from porter.doctor.model import FAIL, OK, SKIP, Result
-from porter.doctor.runtime import Runtime, error_text, torch_minor
+from porter.doctor.runtime import Runtime, error_text
+from porter.doctor.targets import torch_minor
 from porter.doctor.targets import doctor_target
 from porter.tables.packages import PackageTable
 from porter.tables.plain_requirement import canonical_name

@@ -7,7 +7,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from porter.doctor.targets import DoctorTarget, doctor_target, torch_minor  # noqa: F401  (read here by the checks)
+from porter.doctor.targets import DoctorTarget, doctor_target, torch_minor
 
 EMULATED_PREFIX = "emulated-"  # the vendor package's __version__ under porter's emulator: "emulated-2.4"
 

@@ -13,7 +13,8 @@ from collections import Counter
 
 from porter.doctor.lines import admits, known_lines, releases
 from porter.doctor.model import FAIL, OK, SKIP, WARN, Result
-from porter.doctor.runtime import Runtime, error_text, torch_minor, vendor_line
+from porter.doctor.runtime import Runtime, error_text, vendor_line
+from porter.doctor.targets import torch_minor
 from porter.doctor.targets import DoctorTarget, doctor_target
 from porter.tables.packages import PackageTable
 
