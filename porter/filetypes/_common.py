@@ -1,4 +1,5 @@
-"""What the text-file pipelines share: decoding, findings at spans, and handing them over.
+"""What the text-file pipelines share: decoding, findings at spans, the loop over a file type's
+table of matchers, and handing the findings over.
 
 These files are text in UTF-8 (a BOM is kept); anything else, or bytes with NULs, is not
 a file porter can edit safely, so it is reported as skipped and copied unchanged. A
@@ -8,12 +9,15 @@ pipeline returns a `Found` (porter/core/edits.py), which the engine applies or r
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from porter.core.edits import Comments, Found
 from porter.core.model import Finding, Severity, Skipped
 from porter.python.context import span_finding
-from porter.rules import Rule
+from porter.rules import ActiveRules, Rule
+from porter.rules.kinds import Matcher
 from porter.core.textio import LineIndex
 
 _BOM = b"\xef\xbb\xbf"
@@ -59,6 +63,21 @@ class TextFile:
             subject=subject,
             severity=severity,
         )
+
+
+View = TypeVar("View")
+
+
+def matched(table: Iterable[Matcher[View]], view: View, rules: ActiveRules) -> list[Finding]:
+    """The findings of a file type's table of matchers (its `<TYPE>_KINDS`) over its view: each
+    matcher with active rules adds its own, in the table's order, which is the order the file
+    type lists its findings in. A kind without active rules is not called."""
+    findings: list[Finding] = []
+    for matcher in table:
+        kind_rules = rules.of_kind(matcher.kind)
+        if kind_rules:
+            findings += matcher.find(view, kind_rules)
+    return findings
 
 
 def decode_text(path: str, data: bytes, what: str) -> TextFile | str:

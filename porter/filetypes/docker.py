@@ -1,105 +1,64 @@
-"""Container files: Dockerfiles (compose files: porter/files/compose.py, same rules).
+"""Dockerfiles (compose files: porter/filetypes/compose.py; what both share:
+porter/filetypes/_containers.py).
 
-Findings, and edits only where a rule says exactly what to write:
-- a base image built for CUDA (`container-image` rules: FROM, compose `image:`, `*IMAGE`
-  build args), with the target's base image as the suggestion;
-- environment names (ENV, compose `environment:`) of `container-env-var` rules, which use
-  the names and renames of the env-var rule they name (`from_rule`) or their own `names`;
-  renamed only where that table has the exact new name (CUDA_VISIBLE_DEVICES ->
-  MLU_VISIBLE_DEVICES on MLU);
-- NVIDIA device requests in compose (`compose-key` rules: `driver: nvidia`, `gpus:`, ...);
-- each requirement, wheel and index of a RUN `pip install`, through the shared requirement
-  policy: reported, never rewritten (a shell line is not a requirements file).
-A Dockerfile is read as Docker reads it (continuations, comment lines inside them,
-heredocs), with ARG/ENV defaults substituted where FROM and RUN use them. A compose file is
-read by PyYAML's parser into a tree with exact spans (porter/filetypes/compose.py), which
-claims compose files so the YAML config handler does not.
+Findings, and edits only where a rule says exactly what to write, by the kinds of
+DOCKERFILE_KINDS:
+- a base image built for CUDA (`container-image` rules: FROM), with the target's base image
+  as the suggestion;
+- environment names (ENV) of `container-env-var` rules, which use the names and renames of
+  the env-var rule they name (`from_rule`) or their own `names`; renamed only where that table
+  has the exact new name (CUDA_VISIBLE_DEVICES -> MLU_VISIBLE_DEVICES on MLU);
+- each requirement, wheel and index of a RUN `pip install` (and an ENV PIP_INDEX_URL), through
+  the shared requirement policy: reported, never rewritten (a shell line is not a requirements
+  file).
+A Dockerfile is read once, as Docker reads it (continuations, comment lines inside them,
+heredocs), into a view with ARG/ENV defaults substituted where FROM and RUN use them.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from porter.core.edits import Found
-from porter.core.model import Edit, Finding, Severity, Skipped
-from porter.filetypes._installs import install_verdicts
-from porter.filetypes.requirements import text_found
-from porter.python.kinds.env_var import variable_verdict
-from porter.rules import ActiveRules, Rule
-from porter.rules.kinds import ContainerEnvVarParams, ContainerImageParams
-from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
+from porter.core.model import Finding, Skipped
 from porter.core.textio import LineIndex
+from porter.filetypes._containers import (
+    ContainerView,
+    EnvName,
+    Image,
+    env_findings,
+    image_findings,
+    index_findings,
+    index_settings,
+)
+from porter.filetypes._installs import install_verdicts
+from porter.filetypes._common import matched
+from porter.filetypes.requirements import text_found
+from porter.rules import ActiveRules, Rule
+from porter.rules.kinds import REQUIREMENT_STRING, Matcher
 
 _VAR = re.compile(r"\$(?:\{([A-Za-z_]\w*)(?::?([-+])([^}]*))?\}|([A-Za-z_]\w*))")
 _HEREDOC = re.compile(r"<<-?\s*([\"']?)([A-Za-z_]\w*)\1")
 _SEPARATORS = {"&&", "||", ";", "|", "&"}
-_PIP_INDEX_ENV = {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"}
 
 
-class Context:
-    """The rules of one container file and the findings gathered so far."""
+@dataclass(frozen=True)
+class Run:
+    """A RUN instruction: where it starts, its command line, and the ARG/ENV values set before it."""
 
-    def __init__(self, rules: ActiveRules, path: str, index: LineIndex) -> None:
-        self.images = rules.of_kind("container-image")
-        self.keys = rules.of_kind("compose-key")
-        # (rule, the rule whose names and renames it uses: an env-var rule, or itself)
-        env = [
-            (r, rules.by_code(source) if (source := ContainerEnvVarParams.of(r).from_rule) is not None else r)
-            for r in rules.of_kind("container-env-var")
-        ]
-        self.env = [(rule, source) for rule, source in env if source is not None]
-        self.policy = RequirementPolicy.build(rules.rules, rules.version)
-        self.path, self.index = path, index
-        self.findings: list[Finding] = []
-        self.cursor = 0  # where the next word of the current instruction is looked for
-        self.reported: set[tuple[str, int]] = set()  # (rule, compose list item) already reported
+    offset: int
+    args: str
+    variables: dict[str, str]
 
-    def add(
-        self,
-        rule: Rule,
-        offset: int,
-        message: str,
-        subject: str,
-        edit: tuple[int, str] | None = None,
-        severity: Severity | None = None,
-    ) -> None:
-        """A finding at `offset`; `edit` (offset, new text) replaces `subject`, if it is really there."""
-        line, col = self.index.line_col(offset)
-        change = None
-        if edit and self.index.text.startswith(subject, edit[0]):
-            change = Edit(rule.code, edit[0], edit[0] + len(subject), edit[1])
-        self.findings.append(
-            Finding(
-                rule.code,
-                severity or rule.severity,
-                self.path,
-                line,
-                col,
-                message,
-                rule.suggestion,
-                change,
-                subject=subject,
-            )
-        )
 
-    def image(self, offset: int, image: str, written: str) -> None:
-        for rule in self.images:
-            if any(re.search(p, image) for p in ContainerImageParams.of(rule).image_patterns):
-                shown = image if image == written else f"{written} (= {image})"
-                self.add(rule, offset, f"{rule.message or rule.summary}: {shown}", image)
+@dataclass(frozen=True)
+class DockerView(ContainerView):
+    """A Dockerfile as its kinds read it: the container settings, and its RUN lines."""
 
-    def env_name(self, offset: int, name: str, value: str | None) -> None:
-        verdict = variable_verdict(name, self.env)
-        if verdict is not None:
-            rule, new, message, severity = verdict
-            self.add(rule, offset, message, name, (offset, new) if new is not None else None, severity)
-        if name in _PIP_INDEX_ENV and value and self.policy:
-            self.requirement_verdicts(offset, self.policy.review_url(value))
-
-    def requirement_verdicts(self, offset: int, verdicts: list) -> None:
-        self.findings += requirement_findings(self.policy, self.path, self.index, offset, offset, None, verdicts)
+    runs: list[Run] = field(default_factory=list)
 
 
 def expand(value: str, variables: dict[str, str]) -> str | None:
@@ -152,9 +111,11 @@ def instructions(index: LineIndex) -> list[tuple[int, str]]:
     return out
 
 
-def dockerfile_findings(ctx: Context) -> list[Finding]:
-    """Findings (and exact ENV renames) for one Dockerfile."""
-    index, text = ctx.index, ctx.index.text
+def read_dockerfile(path: str, text: str, rules: ActiveRules) -> DockerView:
+    """The Dockerfile's images, ENV names and RUN lines, with ARG/ENV values substituted as
+    Docker does where FROM and RUN use them."""
+    index = LineIndex(text)
+    view = DockerView(path, index, rules)
     variables: dict[str, str] = {}
     for start, logical in instructions(index):
         keyword, _, args = logical.partition(" ")
@@ -166,14 +127,14 @@ def dockerfile_findings(ctx: Context) -> list[Finding]:
             words = [w for w in args.split() if not w.startswith("--")]
             image = expand(words[0], variables) if words else None
             if image:
-                ctx.image(start, image, words[0])
+                view.images.append(Image(start, image, words[0]))
         elif keyword == "ENV":
             for name, value, offset in _env_pairs(text, start, args):
                 variables[name] = value
-                ctx.env_name(offset, name, value)
-        elif keyword == "RUN" and ctx.policy:
-            _pip_installs(ctx, start, args, variables)
-    return ctx.findings
+                view.env.append(EnvName(offset, name, value))
+        elif keyword == "RUN":
+            view.runs.append(Run(start, args, dict(variables)))
+    return view
 
 
 def _env_pairs(text: str, start: int, args: str, legacy: bool = True) -> list[tuple[str, str, int]]:
@@ -197,47 +158,59 @@ def _env_pairs(text: str, start: int, args: str, legacy: bool = True) -> list[tu
     return out
 
 
-def _pip_installs(ctx: Context, start: int, args: str, variables: dict[str, str]) -> None:
-    """Report each requirement, wheel and index of every `pip install`, and each package of
-    every `conda install`, in a RUN command."""
+def install_findings(view: DockerView, rules: list[Rule]) -> Iterator[Finding]:
+    """What the image installs, in document order: the wheel index ENV points pip at, and each
+    requirement, wheel and index of every RUN `pip install` and each package of every `conda
+    install` (reported: a shell line is not a requirements file)."""
+    policy = view.policy()
+    if policy is None:
+        return
+    cursor = 0  # where the next installed word is looked for: after the last one found
+    steps: list[EnvName | Run] = [*index_settings(view), *view.runs]
+    for step in sorted(steps, key=lambda step: step.offset):
+        if isinstance(step, EnvName):
+            yield from index_findings(view, policy, step)
+            continue
+        for command in _commands(step.args):
+            for word, verdicts in install_verdicts(policy, command, lambda w: expand(w, step.variables)) or ():
+                if verdicts:
+                    cursor = max(cursor, step.offset)
+                    found = re.compile(rf"(?<![\w.-]){re.escape(word)}(?![\w.-])").search(view.index.text, cursor)
+                    if found is not None:
+                        cursor = found.end()
+                    at = found.start() if found is not None else step.offset
+                    yield from view.verdict_findings(policy, at, verdicts)
+
+
+def _commands(args: str) -> list[list[str]]:
+    """The words of each command of a RUN line (`a && b; c | d`); none when a quote is unbalanced
+    (Docker would pass it to the shell, which fails too)."""
     try:
         lexer = shlex.shlex(args, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
         words = list(lexer)
     except ValueError:
-        return  # an unbalanced quote: Docker would pass it to the shell, which fails too
-    commands, current = [], []
+        return []
+    commands: list[list[str]] = [[]]
     for word in words:
         if word in _SEPARATORS:
-            commands.append(current)
-            current = []
+            commands.append([])
         else:
-            current.append(word)
-    commands.append(current)
-    for command in commands:
-        for word, verdicts in install_verdicts(ctx.policy, command, lambda w: expand(w, variables)) or ():
-            if verdicts:
-                ctx.requirement_verdicts(_where(ctx, start, word), verdicts)
+            commands[-1].append(word)
+    return commands
 
 
-def _where(ctx: Context, start: int, word: str) -> int:
-    """Offset of `word` in the instruction that begins at `start`, after the last one found."""
-    ctx.cursor = max(ctx.cursor, start)
-    found = re.compile(rf"(?<![\w.-]){re.escape(word)}(?![\w.-])").search(ctx.index.text, ctx.cursor)
-    if found is None:
-        return start
-    ctx.cursor = found.end()
-    return found.start()
+# The kinds a Dockerfile is matched with (porter/rules/kinds.py's Matcher), in the order their
+# findings are listed: adding a kind is its matcher and a line.
+DOCKERFILE_KINDS: tuple[Matcher[DockerView], ...] = (
+    Matcher("container-image", image_findings),  # FROM
+    Matcher("container-env-var", env_findings),  # ENV
+    Matcher(REQUIREMENT_STRING, install_findings),  # ENV PIP_INDEX_URL, RUN pip install / conda install
+)
 
 
-def container_finder(kind: str, find: Callable[[Context], list[Finding]]):
-    """The pipeline of one container file type (Dockerfile, compose) over its `find`."""
-
-    def found(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
-        """Findings (with edits) for one container file (never raises for bad input)."""
-        return text_found(path, data, kind, lambda text: find(Context(rules, path, LineIndex(text))))
-
-    return found
-
-
-find_dockerfile = container_finder("dockerfile", dockerfile_findings)
+def find_dockerfile(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
+    """Findings (with edits) for one Dockerfile (never raises for bad input)."""
+    return text_found(
+        path, data, "dockerfile", lambda text: matched(DOCKERFILE_KINDS, read_dockerfile(path, text, rules), rules)
+    )

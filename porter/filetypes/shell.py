@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
-from porter.filetypes._common import TextFile, open_text
+from porter.filetypes._common import TextFile, matched, open_text
 from porter.filetypes._shell_checks import (
     ShellView,
     command_findings,
@@ -43,13 +43,7 @@ SHELL_KINDS: tuple[Matcher[ShellView], ...] = (
 
 def check_script(file: TextFile, script: Script, rules: ActiveRules) -> list[Finding]:
     """Every shell finding (with edits) for a parsed script; notebooks use it for `!` lines."""
-    view = ShellView(file, script, rules)
-    findings: list[Finding] = []
-    for matcher in SHELL_KINDS:
-        kind_rules = rules.of_kind(matcher.kind)
-        if kind_rules:
-            findings += matcher.find(view, kind_rules)
-    return findings
+    return matched(SHELL_KINDS, ShellView(file, script, rules), rules)
 
 
 def find_shell(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
