@@ -15,7 +15,8 @@ from functools import lru_cache
 from porter.core.edits import Found
 from porter.core.model import Skipped
 from porter.filetypes._common import TextFile, open_text
-from porter.filetypes._config_rules import hit_message, key_screen, match_tree
+from porter.filetypes._config_rules import key_screen
+from porter.filetypes._configs import config_findings
 from porter.filetypes._jsontree import JsonError, json_problem, parse_json
 from porter.rules import ActiveRules
 
@@ -46,14 +47,7 @@ def find_json(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | N
         root = parse_json(file.text)
     except JsonError as exc:
         return Skipped(f"invalid JSON: {exc}; copied unchanged")
-    active = rules.of_kind("config-key")
-    findings = [
-        file.finding(
-            hit.rule, (hit.value.start, hit.value.end), hit_message(hit), replacement=hit.replacement, subject=hit.key
-        )
-        for hit in match_tree(root, active)
-    ]
-    return file.found(findings, json_problem, comments="none")  # JSON has no comments
+    return file.found(config_findings(file, [root], rules), json_problem, comments="none")  # JSON has no comments
 
 
 def _json_lines(text: str) -> bool:

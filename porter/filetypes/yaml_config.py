@@ -14,7 +14,8 @@ from functools import lru_cache
 from porter.core.edits import Found
 from porter.core.model import Skipped
 from porter.filetypes._common import open_yaml
-from porter.filetypes._config_rules import hit_message, key_screen, match_tree
+from porter.filetypes._config_rules import key_screen
+from porter.filetypes._configs import config_findings
 from porter.rules import ActiveRules
 
 KIND = "yaml"
@@ -33,12 +34,4 @@ def find_yaml(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | N
     file, docs = opened
     from porter.filetypes._yamltree import yaml_problem
 
-    active = rules.of_kind("config-key")
-    findings = []
-    for doc in docs:
-        for hit in match_tree(doc, active):
-            span = (hit.value.start, hit.value.end)
-            findings.append(
-                file.finding(hit.rule, span, hit_message(hit), replacement=hit.replacement, subject=hit.key)
-            )
-    return file.found(findings, yaml_problem)
+    return file.found(config_findings(file, docs, rules), yaml_problem)
