@@ -71,12 +71,13 @@ def test_a_python_edit_that_would_not_parse_is_refused(tmp_path):
 
 def test_a_pyproject_edit_that_would_not_load_is_refused(monkeypatch):
     import porter.filetypes.pyproject as pyproject
+    from porter.rules.kinds import REQUIREMENT_STRING, Matcher
 
-    def breaking(policy, path, text):
-        at = text.index("torch")
+    def breaking(view, rules):
+        at = view.text.index("torch")
         return [_finding("PRT413", at, at, '"')]  # an unbalanced quote inside a string
 
-    monkeypatch.setattr(pyproject, "pyproject_findings", breaking)
+    monkeypatch.setattr(pyproject, "PYPROJECT_KINDS", (Matcher(REQUIREMENT_STRING, breaking),))
     data = b'[project]\nname = "p"\ndependencies = ["torch==2.1.0+cu121"]\n'
     _, result = convert_bytes("pyproject.toml", data, ActiveRules(load_rules("mlu")))
     assert result.status == "failed"

@@ -13,15 +13,17 @@ value). A conda file is not a run config: the config rules never look at it.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TypeVar
 
 from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
 from porter.core.textio import LineIndex
-from porter.filetypes._common import TextFile, open_yaml
+from porter.filetypes._common import TextFile, matched, open_yaml
 from porter.filetypes._configtree import Mapping, Node, Scalar, Sequence, key_text, top_keys
 from porter.filetypes.requirements import index_urls, requirement_line_findings
-from porter.rules import ActiveRules
+from porter.rules import ActiveRules, Rule
+from porter.rules.kinds import REQUIREMENT_STRING, Matcher
 from porter.tables.requirement_policy import RequirementPolicy, Verdict, requirement_findings
 
 # `channel::name`, then the version and build (`=1.2`, `>=1.2`, `1.2 py310_cu121`).
@@ -35,23 +37,43 @@ _CUDA_BUILD = re.compile(r"(?:^|[_=\s.-])cu(?:da)?\d", re.IGNORECASE)
 _CUDA_TORCH = frozenset({"pytorch-cuda", "pytorch-gpu"})
 
 
+@dataclass(frozen=True)
+class CondaView:
+    """A conda environment file as its kinds read it: the text, its YAML documents, and the
+    requirement policy (built once per file) its packages go through."""
+
+    file: TextFile
+    docs: list[Node]
+    policy: RequirementPolicy
+
+
+def dependency_findings(view: CondaView, rules: list[Rule]) -> list[Finding]:
+    """The conda packages and the `pip:` list of every document's `dependencies`."""
+    findings: list[Finding] = []
+    for doc in view.docs:
+        dependencies = top_keys(doc).get("dependencies")
+        if isinstance(dependencies, Sequence):
+            findings += _dependency_findings(view.policy, view.file, dependencies)
+    return findings
+
+
+# The kinds a conda environment file is matched with (porter/rules/kinds.py's Matcher), in the
+# order their findings are listed: adding a kind is its matcher and a line.
+CONDA_KINDS: tuple[Matcher[CondaView], ...] = (Matcher(REQUIREMENT_STRING, dependency_findings),)
+
+
 def find_conda(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
     """Findings (with edits) for one conda environment file (never raises for bad input)."""
     policy = RequirementPolicy.build(rules.rules, rules.version)
     if policy is None:
-        return None
+        return None  # (before the file is read: requirement-string is the one kind here)
     opened = open_yaml(path, data, "conda environment")
     if not isinstance(opened, tuple):
         return opened
     file, docs = opened
     from porter.filetypes._yamltree import yaml_problem
 
-    findings: list[Finding] = []
-    for doc in docs:
-        dependencies = top_keys(doc).get("dependencies")
-        if isinstance(dependencies, Sequence):
-            findings += _dependency_findings(policy, file, dependencies)
-    return file.found(findings, yaml_problem)
+    return file.found(matched(CONDA_KINDS, CondaView(file, docs, policy), rules), yaml_problem)
 
 
 def _dependency_findings(policy: RequirementPolicy, file: TextFile, dependencies: Sequence) -> list[Finding]:

@@ -14,8 +14,9 @@ import re
 
 from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
-from porter.filetypes.requirements import BrokenFile, text_found
-from porter.rules import ActiveRules
+from porter.filetypes.requirements import BrokenFile, PackagingView, packaging_found
+from porter.rules import ActiveRules, Rule
+from porter.rules.kinds import REQUIREMENT_STRING, Matcher
 from porter.tables.requirement_policy import RequirementPolicy, alone_on_lines, requirement_findings
 from porter.core.textio import LineIndex
 from porter.core.toml import tomllib
@@ -105,7 +106,9 @@ def _expected(data: dict) -> list[tuple[tuple[str, ...], str]]:
     return out
 
 
-def pyproject_findings(policy: RequirementPolicy, path: str, text: str) -> list[Finding]:
+def pyproject_findings(view: PackagingView, rules: list[Rule]) -> list[Finding]:
+    """The dependency strings of one pyproject.toml, edited in place where the scanner agrees with tomllib."""
+    policy, path, text = view.policy, view.path, view.text
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -140,9 +143,11 @@ def _verify(text: str) -> None:
         raise BrokenFile(f"invalid TOML ({exc})") from exc
 
 
+# The kinds a pyproject.toml is matched with (porter/rules/kinds.py's Matcher), in the order
+# their findings are listed: adding a kind is its matcher and a line.
+PYPROJECT_KINDS: tuple[Matcher[PackagingView], ...] = (Matcher(REQUIREMENT_STRING, pyproject_findings),)
+
+
 def find_pyproject(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
     """Findings (with edits) for one pyproject.toml (never raises for bad input)."""
-    policy = RequirementPolicy.build(rules.rules, rules.version)
-    if policy is None:
-        return None
-    return text_found(path, data, "pyproject", lambda text: pyproject_findings(policy, path, text), _verify)
+    return packaging_found(path, data, rules, "pyproject", PYPROJECT_KINDS, _verify)

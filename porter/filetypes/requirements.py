@@ -7,7 +7,9 @@ index options (`-i`, `--extra-index-url`, `-f`) are checked for CUDA wheel index
 with porter's code and reason, so the line stays visible and recoverable.
 
 Also here: `text_found`, the pipeline the packaging and container file types share (on
-top of porter/filetypes/_common.py): a file that is not what its name says is skipped.
+top of porter/filetypes/_common.py): a file that is not what its name says is skipped; and
+`packaging_found`, the pipeline of the packaging files (requirements, pyproject.toml,
+setup.cfg) over their tables of matchers, whose one kind so far is requirement-string.
 """
 
 from __future__ import annotations
@@ -15,15 +17,15 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
-from porter.filetypes._common import TextFile, open_text
-from porter.rules import ActiveRules
+from porter.filetypes._common import TextFile, matched, open_text
+from porter.rules import ActiveRules, Rule
 from porter.tables.requirement_policy import RequirementPolicy, Verdict, requirement_findings
 from porter.core.textio import LineIndex
-from porter.rules.kinds import RequirementStringParams
+from porter.rules.kinds import REQUIREMENT_STRING, Matcher, RequirementStringParams
 
 # pip's own comment rule: `#` at the start of a line or after whitespace.
 _COMMENT = re.compile(r"(^|\s+)#.*$")
@@ -92,6 +94,33 @@ def text_found(
     except BrokenFile as exc:
         return Skipped(f"{exc}; copied unchanged")
     return file.found(findings, _problem_of(verify) if verify else None)
+
+
+@dataclass(frozen=True)
+class PackagingView:
+    """A packaging file as its kinds read it: its path and text, and the requirement policy
+    (built once per file from the run's rules) its requirements go through."""
+
+    path: str
+    text: str
+    policy: RequirementPolicy
+
+
+def packaging_found(
+    path: str,
+    data: bytes,
+    rules: ActiveRules,
+    kind: str,
+    table: Sequence[Matcher[PackagingView]],
+    verify: Callable[[str], None] | None = None,
+) -> Found | Skipped | None:
+    """`text_found` over a packaging file type's table of matchers; None, before the file is
+    even decoded, without an active requirement rule (the kind every packaging file's
+    requirements go through)."""
+    policy = RequirementPolicy.build(rules.rules, rules.version)
+    if policy is None:
+        return None
+    return text_found(path, data, kind, lambda text: matched(table, PackagingView(path, text, policy), rules), verify)
 
 
 def _problem_of(verify: Callable[[str], None]) -> Callable[[str], str | None]:
@@ -268,11 +297,16 @@ def _torch_from_the_index(
     ]
 
 
+def requirements_file_findings(view: PackagingView, rules: list[Rule]) -> list[Finding]:
+    """Every logical line of a requirements file, as pip reads it."""
+    return requirement_lines_findings(view.policy, view.path, LineIndex(view.text))
+
+
+# The kinds a requirements file is matched with (porter/rules/kinds.py's Matcher), in the order
+# their findings are listed: adding a kind is its matcher and a line.
+REQUIREMENTS_KINDS: tuple[Matcher[PackagingView], ...] = (Matcher(REQUIREMENT_STRING, requirements_file_findings),)
+
+
 def find_requirements(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
     """Findings (with edits) for one requirements file (never raises for bad input)."""
-    policy = RequirementPolicy.build(rules.rules, rules.version)
-    if policy is None:
-        return None
-    return text_found(
-        path, data, "requirements", lambda text: requirement_lines_findings(policy, path, LineIndex(text))
-    )
+    return packaging_found(path, data, rules, "requirements", REQUIREMENTS_KINDS)

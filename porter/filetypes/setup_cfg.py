@@ -13,8 +13,9 @@ import re
 
 from porter.core.edits import Found
 from porter.core.model import Finding, Skipped
-from porter.filetypes.requirements import BrokenFile, text_found
-from porter.rules import ActiveRules
+from porter.filetypes.requirements import BrokenFile, PackagingView, packaging_found
+from porter.rules import ActiveRules, Rule
+from porter.rules.kinds import REQUIREMENT_STRING, Matcher
 from porter.tables.requirement_policy import RequirementPolicy, requirement_findings
 from porter.core.textio import LineIndex
 
@@ -26,8 +27,9 @@ def _wanted(section: str, key: str) -> bool:
     return (section == "options" and key == "install_requires") or section == "options.extras_require"
 
 
-def setup_cfg_findings(policy: RequirementPolicy, path: str, text: str) -> list[Finding]:
+def setup_cfg_findings(view: PackagingView, rules: list[Rule]) -> list[Finding]:
     """Findings for the requirement values of one setup.cfg."""
+    policy, path, text = view.policy, view.path, view.text
     index = LineIndex(text)
     findings: list[Finding] = []
     section = ""
@@ -76,9 +78,11 @@ def _same_line(
     return findings
 
 
+# The kinds a setup.cfg is matched with (porter/rules/kinds.py's Matcher), in the order their
+# findings are listed: adding a kind is its matcher and a line.
+SETUP_CFG_KINDS: tuple[Matcher[PackagingView], ...] = (Matcher(REQUIREMENT_STRING, setup_cfg_findings),)
+
+
 def find_setup_cfg(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
     """Findings (with edits) for one setup.cfg (never raises for bad input)."""
-    policy = RequirementPolicy.build(rules.rules, rules.version)
-    if policy is None:
-        return None
-    return text_found(path, data, "setup-cfg", lambda text: setup_cfg_findings(policy, path, text))
+    return packaging_found(path, data, rules, "setup-cfg", SETUP_CFG_KINDS)
