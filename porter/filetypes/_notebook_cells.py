@@ -16,18 +16,20 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from porter.core.model import Finding
 from porter.core.textio import LineIndex
 from porter.core.wordregex import WordScreen
-from porter.filetypes._common import TextFile
+from porter.filetypes._common import TextFile, matched
 from porter.filetypes._shell_syntax import Script
 from porter.filetypes.shell import check_script
 from porter.python.analyze import parse, word_screen
 from porter.python.opscan import KIND as OP_KIND
 from porter.python.snippet import convert_snippet
-from porter.rules import ActiveRules
+from porter.rules import ActiveRules, Rule
+from porter.rules.kinds import Matcher
 
 # A line magic or shell escape at the start of a line, optionally assigned: `x = !nvidia-smi`.
 _LINE_MAGIC = re.compile(r"^([ \t]*)(?:[A-Za-z_]\w*[ \t]*=[ \t]*)?(!!?|%(?=[A-Za-z]))", re.M)
@@ -98,12 +100,30 @@ def _mask(text: str, cell: int, shell: list[tuple[int, int, str]]) -> str:
     return "".join(chars)
 
 
-def _unread(path: str, rules: ActiveRules, why: str) -> Finding | None:
-    """The finding for a cell porter cannot read as Python, that holds something it looks for."""
-    rule = next(iter(rules.of_kind("notebook-cell")), None)
-    if rule is None:
-        return None
-    return Finding(rule.code, rule.severity, path, 1, 1, f"{rule.summary} ({why})", rule.suggestion, subject="cell")
+@dataclass(frozen=True)
+class UnreadCell:
+    """A code cell that does not parse as Python once IPython syntax is masked: what the
+    notebook's own kinds (NOTEBOOK_KINDS) read, one cell at a time, as the cells are sorted.
+    Its parseable Python and shell code go through PYTHON_KINDS and SHELL_KINDS instead."""
+
+    path: str
+    text: str
+    why: str  # where and why it does not parse
+    rules: ActiveRules
+
+
+def unread_findings(cell: UnreadCell, rules: list[Rule]) -> Iterator[Finding]:
+    """The one finding for a cell porter cannot read as Python, if it holds something a rule
+    looks for (a cell that is only `pip install -e .` has nothing to port)."""
+    if _looked_at(cell.text, cell.rules):
+        rule = rules[0]
+        message = f"{rule.summary} ({cell.why})"
+        yield Finding(rule.code, rule.severity, cell.path, 1, 1, message, rule.suggestion, subject="cell")
+
+
+# The kinds a notebook's own cells are matched with (porter/rules/kinds.py's Matcher), in the
+# order their findings are listed: adding a kind is its matcher and a line.
+NOTEBOOK_KINDS: tuple[Matcher[UnreadCell], ...] = (Matcher("notebook-cell", unread_findings),)
 
 
 _TORCH = WordScreen(["torch"])
@@ -132,28 +152,26 @@ def convert_cells(path: str, cells: list[str], rules: ActiveRules) -> tuple[list
     """Edits and findings (in each cell's own coordinates) for the code cells of a notebook."""
     shell: list[tuple[int, int, str]] = []
     python: list[tuple[int, str]] = []
-    skipped: list[tuple[int, Finding | None]] = []
+    unread: list[tuple[int, Finding]] = []
     for i, text in enumerate(cells):
         first = text.split("\n", 1)[0]
         kind = _cell_kind(first) if first.startswith("%%") else "python"
         if kind == "shell":
             shell.append((i, len(first) + 1, text[len(first) + 1 :]))
         elif kind == "python":
-            found: list[tuple[int, int, str]] = []
-            masked = _mask(text, i, found)
+            magics: list[tuple[int, int, str]] = []
+            masked = _mask(text, i, magics)
             try:
                 tree = parse(masked, path)
             except (SyntaxError, ValueError) as exc:
-                if _looked_at(text, rules):  # else nothing in it that a rule looks for
-                    skipped.append(
-                        (i, _unread(path, rules, f"line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}"))
-                    )
+                why = f"line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}"
+                unread += [(i, f) for f in matched(NOTEBOOK_KINDS, UnreadCell(path, text, why, rules), rules)]
                 continue
             inside = _multiline_strings(tree, masked)
-            shell += [f for f in found if not any(a <= f[1] < b for a, b in inside)]
+            shell += [f for f in magics if not any(a <= f[1] < b for a, b in inside)]
             python.append((i, masked))
     edits: list[CellEdit] = []
-    found: list[CellFinding] = [CellFinding(cell, 0, f) for cell, f in skipped if f is not None]
+    found: list[CellFinding] = [CellFinding(cell, 0, f) for cell, f in unread]
     _python(path, python, rules, edits, found)
     no_setup = tuple(r.code for r in rules.of_kind("shell-env-setup"))  # one per notebook line is noise
     shell_rules = rules.narrowed(no_setup)
