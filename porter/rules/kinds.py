@@ -8,12 +8,12 @@ A kind is two things that live in two layers, by need:
   when the rules load (convert, check and `porter rules` alike), never a rule that silently
   matches nothing; code reads the typed object (`QualifiedNameParams.of(rule).match`).
 - its matcher, in the layer of the view it reads: a Python kind is a module of
-  porter/python/kinds/ ending with its `PythonKind`, listed in PYTHON_KINDS; a shell kind is a
-  `Matcher` in porter/filetypes/shell.py's SHELL_KINDS; the kinds of a file type that walks its
-  document once (Dockerfile, compose, YAML/JSON configs, notebooks) are applied by that walk,
-  and vendor-path and suppression-comment by the engine (porter/engine/vendor_paths.py,
-  reporting.py). A matcher names its kind, and a name not declared here fails when its table
-  is built (`declared`).
+  porter/python/kinds/ ending with its `PythonKind`, listed in PYTHON_KINDS; every other file
+  type reads its file once into a view and lists its kinds' `Matcher`s in one table
+  (porter/filetypes/: SHELL_KINDS, DOCKERFILE_KINDS, COMPOSE_KINDS, CONFIG_KINDS,
+  NOTEBOOK_KINDS, REQUIREMENTS_KINDS, ...); vendor-path and suppression-comment are applied by
+  the engine (porter/engine/vendor_paths.py, reporting.py). A matcher names its kind, and a
+  name not declared here fails when its table is built (`declared`).
 The declarations stay at the bottom of the house because the loader, `porter rules`, the run's
 selection and the tables read them without any pipeline: importing every matcher costs ~0.2 s
 of CPU (measured beside `porter rules`' 0.1 s). Adding a kind: its parameters class and a line
@@ -387,9 +387,11 @@ View = TypeVar("View")
 @dataclass(frozen=True)
 class Matcher(Generic[View]):
     """How one kind matches in one view of a file (a parsed shell script: porter/filetypes/
-    shell.py's SHELL_KINDS): `find(view, rules)` with the kind's active rules, never called
-    without any. The view holds what the file type parsed once for all its kinds, and the run's
-    whole rule set, for a kind that reads another's rules (`from_rule`, the requirement policy).
+    shell.py's SHELL_KINDS; a Dockerfile's settings: docker.py's DOCKERFILE_KINDS; ...):
+    `find(view, rules)` with the kind's active rules, never called without any (filetypes/
+    _common.py's `matched` loops over a table). The view holds what the file type parsed once
+    for all its kinds, and the run's whole rule set, for a kind that reads another's rules
+    (`from_rule`, the requirement policy).
     Python's kinds have their own (porter/python/kinds/base.py), with a screen and a finalizer."""
 
     kind: str
