@@ -87,6 +87,7 @@ class ContainerView:
         return RequirementPolicy.build(self.rules.rules, self.rules.version)
 
     def verdict_findings(self, policy: RequirementPolicy, offset: int, verdicts: list[Verdict]) -> list[Finding]:
+        """The findings of the policy's verdicts on what is installed at `offset` (never edits)."""
         return requirement_findings(policy, self.path, self.index, offset, offset, None, verdicts)
 
 
@@ -102,11 +103,12 @@ def image_findings(view: ContainerView, rules: list[Rule]) -> Iterator[Finding]:
 def env_findings(view: ContainerView, rules: list[Rule]) -> Iterator[Finding]:
     """Variables of an env-var rule (`from_rule`: its names and renames) or of the rule's own
     `names`: renamed where that table has the exact new name, else reported."""
-    pairs = [
-        (r, view.rules.by_code(source) if (source := ContainerEnvVarParams.of(r).from_rule) is not None else r)
-        for r in rules
-    ]
-    sources = [(rule, source) for rule, source in pairs if source is not None]
+    sources = []  # (rule, the rule whose names and renames it uses: an env-var rule, or itself)
+    for rule in rules:
+        named = ContainerEnvVarParams.of(rule).from_rule
+        source = rule if named is None else view.rules.by_code(named)
+        if source is not None:
+            sources.append((rule, source))
     for setting in view.env:
         verdict = variable_verdict(setting.name, sources)
         if verdict is not None:
