@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import gc
 import os
-import pickle
-import struct
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from typing import TypeVar
 
+from porter.core.forked import _MAX_TOKENS, ForkedMap, _chunks, processes_per_task
 from porter.core.progress import counted
 
 T = TypeVar("T")
@@ -34,10 +33,6 @@ R = TypeVar("R")
 NOT_PYTHON = "not-python"
 # Tasks smaller than this many bytes in total are not worth a worker process.
 POOL_THRESHOLD = 400_000
-_TOKEN = struct.Struct("<I")  # a task number in the pipe
-_MAX_TOKENS = (
-    4_096  # 16 KiB of tokens, written before any reader exists: fits every pipe buffer (macOS starts at 16 KiB)
-)
 
 
 def map_files(
@@ -60,7 +55,8 @@ def map_files(
     # work is pickled, so there (no fork: Windows) it goes uncounted.
     counting = counted(work, len(tasks))
     if jobs <= 1 or len(tasks) < 4 or sum(size(t) for t in tasks) < POOL_THRESHOLD:
-        with _fewer_collections():
+        # (in this process alone, a task may use the cores the run has: one very large file)
+        with _fewer_collections(), processes_per_task(jobs):
             return [counting(t) for t in tasks]
     groups = _plan(tasks, size, bundle)
     if not hasattr(os, "fork"):
@@ -83,63 +79,6 @@ def _fewer_collections() -> Iterator[None]:
     finally:
         gc.set_threshold(*old)
         gc.unfreeze()
-
-
-class ForkedMap(Generic[T, R]):
-    """`[work(t) for t in tasks]`, started now in `jobs - 1` forked workers; `finish()`
-    has this process take the tasks left, then collects everything, in task order.
-
-    Between the two, this process is free for other work: the workers go on alone, and
-    what they have not taken by then, it does itself. `work` may be any callable (it is
-    not pickled); its results must pickle. Where the OS cannot fork, all the work is done
-    in `finish()`.
-    """
-
-    def __init__(
-        self, work: Callable[[T], R], tasks: Sequence[T], jobs: int, groups: list[list[int]] | None = None
-    ) -> None:
-        self.work, self.tasks = work, tasks
-        # Each group of task numbers goes to one process, in this order.
-        self.groups = groups if groups is not None else _chunks(list(range(len(tasks))), _MAX_TOKENS)
-        self.workers: list[tuple[int, int]] = []  # (pid, read end of its results pipe)
-        self.todo_r, todo_w = os.pipe()
-        os.write(todo_w, b"".join(_TOKEN.pack(g) for g in range(len(self.groups))))
-        try:
-            for _ in range(min(jobs, len(tasks)) - 1 if hasattr(os, "fork") else 0):
-                out_r, out_w = os.pipe()
-                pid = os.fork()
-                if pid == 0:  # a worker: take groups until the pipe is empty, send results, exit
-                    status = 1
-                    try:
-                        os.close(todo_w)
-                        os.close(out_r)
-                        done = _take(work, tasks, self.groups, self.todo_r)
-                        with os.fdopen(out_w, "wb") as fh:
-                            pickle.dump(done, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                        status = 0
-                    finally:
-                        os._exit(status)  # never run the parent's clean-up or flush its buffers
-                os.close(out_w)
-                self.workers.append((pid, out_r))
-        finally:
-            os.close(todo_w)  # with every copy of the write end closed, an empty pipe reads as EOF
-
-    def finish(self) -> list[R]:
-        results: dict[int, R] = {}
-        try:
-            results.update(_take(self.work, self.tasks, self.groups, self.todo_r))
-            for _, out_r in self.workers:
-                with os.fdopen(out_r, "rb", closefd=False) as fh:
-                    try:
-                        results.update(pickle.load(fh))
-                    except Exception:  # a worker that died: its tasks are computed below
-                        pass
-        finally:  # also when this process fails: a worker stuck writing gets EPIPE and exits
-            os.close(self.todo_r)
-            for pid, out_r in self.workers:
-                os.close(out_r)
-                os.waitpid(pid, 0)
-        return [results[i] if i in results else self.work(self.tasks[i]) for i in range(len(self.tasks))]
 
 
 def side_by_side(steps: Sequence[Callable[[], object]], jobs: int | None = None) -> None:
@@ -182,24 +121,6 @@ def _plan(tasks: Sequence[T], size: Callable[[T], int], bundle: Callable[[T], st
         else:
             bundles.setdefault(name, []).append(i)
     return list(bundles.values()) + _chunks(singles, _MAX_TOKENS - len(bundles))
-
-
-def _chunks(order: list[int], most: int) -> list[list[int]]:
-    """`order` cut into at most `most` consecutive groups."""
-    per = max(1, -(-len(order) // max(1, most)))
-    return [order[i : i + per] for i in range(0, len(order), per)]
-
-
-def _take(work: Callable[[T], R], tasks: Sequence[T], groups: list[list[int]], todo_r: int) -> list[tuple[int, R]]:
-    """Compute the groups whose numbers this process reads from the pipe until it is empty.
-    A read of 4 bytes from a pipe is atomic, so each group goes to exactly one process."""
-    done: list[tuple[int, R]] = []
-    while True:
-        token = os.read(todo_r, _TOKEN.size)
-        if len(token) < _TOKEN.size:
-            return done
-        for i in groups[_TOKEN.unpack(token)[0]]:
-            done.append((i, work(tasks[i])))
 
 
 def _with_pool(work: Callable[[T], R], tasks: Sequence[T], order: list[int], jobs: int) -> list[R]:
