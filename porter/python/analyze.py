@@ -12,24 +12,26 @@ from __future__ import annotations
 import ast
 import gc
 import warnings
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Any
 
 from porter.core.edits import Found
+from porter.core.forked import forked_map, task_processes
 from porter.core.model import Finding, Skipped
 from porter.core.suppress import suppressions
-from porter.core.textio import Decoded, decode_python, encode_python
+from porter.core.textio import Decoded, LineIndex, decode_python, encode_python
 from porter.core.wordregex import ImportScreen, WordScreen
-from porter.python.context import FileContext
+from porter.python.context import FileContext, Walk
 from porter.python.kinds import PYTHON_KINDS
 from porter.python.reporting import report_in_module
-from porter.python import pieces
+from porter.python import grouped, pieces
 from porter.python.opscan import KIND as OP_KIND, api_uses, find_unsupported
 from porter.rules import ActiveRules, RuleSet
 from porter.rules.kinds import CODEMOD
-from porter.tables.optables import load_api_table
+from porter.tables.optables import ApiTable, load_api_table
 
 
 # An import of torch (`import torch.nn as nn`, `import os, torch`, `from torch import nn`), or
@@ -68,8 +70,12 @@ def rule_findings(
     rules: ActiveRules,
     suppressed: dict[int, frozenset[str]],
     used: set[tuple[int, str]] | None = None,
+    group: tuple[int, int] | None = None,
 ) -> list[Finding]:
-    """The findings (with edits) of the Python rule kinds for one parsed file.
+    """The findings (with edits) of the Python rule kinds for one parsed file; with `group`
+    (its first and last line), for one group of a module analysed in groups
+    (porter/python/grouped.py): the group's own findings, before what the kinds decide for
+    the whole module (`settled`).
 
     What the reporting options decide in the module (porter/python/reporting.py: coverage,
     notes in tests, suppressions, one decision per function) is decided before the finalizing
@@ -80,12 +86,41 @@ def rule_findings(
         kind_rules = rules.of_kind(kind.name)
         if kind_rules and kind.find is not None:
             findings.extend(kind.find(ctx, kind_rules))
+    if group is not None:
+        findings = _on_lines(findings, group)
     findings = report_in_module(ctx, findings, rules, suppressed, used)
+    findings = _finalized(ctx, rules, findings, whole_module=group is None)
+    # (a guard kept in another group's skeleton may be finalized here too: only its own are kept)
+    return findings if group is None else _on_lines(findings, group)
+
+
+def settled(ctx: FileContext, rules: ActiveRules, findings: list[Finding]) -> list[Finding]:
+    """A module analysed in groups, once every group is done: what each kind decides for the
+    whole module from every group's findings (on the context of the module's skeleton)."""
     for kind in PYTHON_KINDS:
         kind_rules = rules.of_kind(kind.name)
-        if kind_rules and kind.finalize is not None:
+        if kind_rules and kind.settle is not None:
+            findings = kind.settle(ctx, kind_rules, findings)
+    for kind in PYTHON_KINDS:
+        kind_rules = rules.of_kind(kind.name)
+        if kind_rules and kind.finalize is not None and kind.whole_module:
             findings = kind.finalize(ctx, kind_rules, findings)
     return findings
+
+
+def _finalized(ctx: FileContext, rules: ActiveRules, findings: list[Finding], whole_module: bool) -> list[Finding]:
+    """`findings` after the finalizing kinds; those that decide for the whole module from every
+    finding (PythonKind.whole_module) only with `whole_module`."""
+    for kind in PYTHON_KINDS:
+        kind_rules = rules.of_kind(kind.name)
+        if kind_rules and kind.finalize is not None and (whole_module or not kind.whole_module):
+            findings = kind.finalize(ctx, kind_rules, findings)
+    return findings
+
+
+def _on_lines(findings: list[Finding], lines: tuple[int, int]) -> list[Finding]:
+    first, last = lines
+    return [f for f in findings if first <= f.line <= last]
 
 
 def find_python(path: str, data: bytes, rules: ActiveRules) -> Found | Skipped | None:
@@ -128,22 +163,22 @@ def collector_paused() -> Iterator[None]:
 def _analysed(path: str, decoded: Decoded, rules: ActiveRules, rule_words: bool, ops: bool) -> Found | Skipped:
     """`find_python` of a screened-in file: parse once, run the rule kinds and the op scan."""
     text = decoded.text
-    op_rules = rules.of_kind(OP_KIND)
+    if len(text) > grouped.WHOLE_CHARS:
+        plan = grouped.plan(text, path, _parse_whole, processes=task_processes())
+        if plan is not None:
+            return _analysed_in_groups(path, decoded, rules, rule_words, ops, plan)
     try:
         tree = parse(text, path)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)  # a SyntaxError's; a ValueError (a null byte) has none
         where = f" (line {line})" if line else ""
         return Skipped(f"does not parse as Python 3: {getattr(exc, 'msg', exc)}{where}")
-    ctx = FileContext.build(path, text, tree, rules.target, rules.version, rules.own_modules, rules.kept_constants)
+    ctx = _context(path, text, rules, LineIndex(text), tree)
     used: set[tuple[int, str]] = set()
     findings = rule_findings(ctx, rules, suppressions(text, "python"), used) if rule_words else []
-    apis: tuple[tuple[str, str], ...] = ()
+    apis: set[tuple[str, str]] = set()
     if ops:
-        table = load_api_table(rules.target, rules.version)
-        uses = api_uses(ctx, table)
-        findings += _rewritten_as_info(ctx, find_unsupported(ctx, op_rules, table, uses), findings)
-        apis = tuple(sorted({(u.entry.api, u.entry.status) for u in uses}))
+        findings += _op_findings(ctx, rules, load_api_table(rules.target, rules.version), findings, apis)
     codemod_rules = rules.of_kind(CODEMOD)
     if codemod_rules and rule_words:  # the project's codemods, after porter's own rules
         from porter.python.codemods import codemod_findings
@@ -156,9 +191,118 @@ def _analysed(path: str, decoded: Decoded, rules: ActiveRules, rule_words: bool,
         "python",
         lambda new: parse_problem(new, path),
         ctx.index,
-        apis,
+        tuple(sorted(apis)),
         used,
     )
+
+
+def _analysed_in_groups(
+    path: str, decoded: Decoded, rules: ActiveRules, rule_words: bool, ops: bool, plan: grouped.Plan
+) -> Found:
+    """`_analysed` of a very large module, a group of statements at a time
+    (porter/python/grouped.py), side by side where the run leaves this file more than one
+    process: each group's findings for its own lines, then what the kinds decide for the whole
+    module, on the skeleton of every statement, with all of them."""
+    text = decoded.text
+    table = load_api_table(rules.target, rules.version) if ops else None
+    suppressed = suppressions(text, "python")
+    index = LineIndex(text)
+    skeleton = grouped.Skeleton(plan)
+    facts: dict[Hashable, Any] = {}  # (each process decides them once)
+
+    def analysed(number: int) -> _GroupFindings:
+        own = grouped.own_statements(plan, number, text, path, _parse_whole)
+        lines = grouped.owned_lines(own)
+        done = _GroupFindings([], set(), set(), {})
+        with skeleton.group(number, own) as view:
+            ctx = _context(path, text, rules, index, view, done.across, lines, facts)
+            if rule_words:
+                done.findings += rule_findings(ctx, rules, suppressed, done.used, lines)
+            if table is not None:
+                done.findings += _op_findings(ctx, rules, table, done.findings, done.apis)
+        return done
+
+    findings: list[Finding] = []
+    used: set[tuple[int, str]] = set()
+    apis: set[tuple[str, str]] = set()
+    across: dict[Hashable, set[Any]] = {}
+    for done in forked_map(analysed, range(len(plan.groups)), task_processes()):
+        findings += done.findings
+        used |= done.used
+        apis |= done.apis
+        for key, values in done.across.items():
+            across.setdefault(key, set()).update(values)
+    with skeleton.whole() as view:
+        ctx = _context(path, text, rules, index, view, across)
+        if rule_words:
+            findings = settled(ctx, rules, findings)
+    codemod_rules = rules.of_kind(CODEMOD)
+    if codemod_rules and rule_words:
+        from porter.python.codemods import codemod_findings
+
+        findings += codemod_findings(path, text, index, codemod_rules)
+    return Found(
+        text,
+        findings,
+        lambda new: encode_python(decoded, new),
+        "python",
+        lambda new: parse_problem(new, path),
+        index,
+        tuple(sorted(apis)),
+        used,
+    )
+
+
+@dataclass
+class _GroupFindings:
+    """What one group of a module analysed in groups found (sent back from a worker)."""
+
+    findings: list[Finding]
+    used: set[tuple[int, str]]  # the suppression comments that took a finding
+    apis: set[tuple[str, str]]
+    across: dict[Hashable, set[Any]]  # what kinds recorded for the module (PythonKind.settle)
+
+
+def _context(
+    path: str,
+    text: str,
+    rules: ActiveRules,
+    index: LineIndex,
+    view: ast.Module | grouped.GroupView,
+    across_groups: dict[Hashable, set[Any]] | None = None,
+    own_lines: tuple[int, int] | None = None,
+    module_facts: dict[Hashable, Any] | None = None,
+) -> FileContext:
+    """The context of a module (one walk of it), or of a group of one (porter/python/grouped.py)."""
+    if isinstance(view, ast.Module):
+        walk = Walk.of(view)
+        view = grouped.GroupView(view, walk.parents, walk.by_type, walk.by_type, None)
+    return FileContext.assembled(
+        path,
+        text,
+        view.tree,
+        view.parents,
+        view.by_type,
+        view.own_by_type,
+        rules.target,
+        rules.version,
+        rules.own_modules,
+        rules.kept_constants,
+        index,
+        across_groups,
+        own_lines,
+        module_facts,
+        view.rest,
+    )
+
+
+def _op_findings(
+    ctx: FileContext, rules: ActiveRules, table: ApiTable, findings: list[Finding], apis: set[tuple[str, str]]
+) -> list[Finding]:
+    """The op scan's findings (with `apis` gaining every API use it found and its status)."""
+    uses = api_uses(ctx, table)
+    apis.update((u.entry.api, u.entry.status) for u in uses)
+    return _rewritten_as_info(ctx, find_unsupported(ctx, rules.of_kind(OP_KIND), table, uses), findings)
 
 
 def _rewritten_as_info(ctx: FileContext, op_findings: list[Finding], findings: list[Finding]) -> list[Finding]:

@@ -9,6 +9,8 @@ which can only make a same-named variable less certain, never wrong.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from typing import Any
 
 from porter.python.context import FileContext
 
@@ -23,10 +25,14 @@ Bindings = dict[int, dict[str, list]]
 
 def enclosing_scope(ctx: FileContext, node: ast.AST) -> ast.AST:
     """The function, lambda or module whose scope `node` is evaluated in."""
-    parent = ctx.parents.get(node)
+    return _scope(ctx.parents, node) or ctx.tree
+
+
+def _scope(parents: dict[ast.AST, ast.AST], node: ast.AST) -> ast.AST | None:
+    parent = parents.get(node)
     while parent is not None and not isinstance(parent, SCOPES):
-        parent = ctx.parents.get(parent)
-    return parent or ctx.tree
+        parent = parents.get(parent)
+    return parent
 
 
 def scope_bindings(ctx: FileContext, scope: ast.AST) -> dict[str, list]:
@@ -39,9 +45,20 @@ def scope_bindings(ctx: FileContext, scope: ast.AST) -> dict[str, list]:
 
 
 def file_bindings(ctx: FileContext) -> Bindings:
-    """Every binding of the file, by scope."""
+    """Every binding of the file, by scope (in a module analysed in groups: of the group's own
+    statements, and what the others bind in the module's scope, made once by `ctx.rest`)."""
+    out = bindings_of(ctx.own_nodes, ctx.parents, ctx.tree)
+    if ctx.rest is not None:
+        names = out.setdefault(id(ctx.tree), {})
+        for name, values in ctx.rest.module_bindings(ctx).items():
+            names.setdefault(name, []).extend(values)
+    return out
+
+
+def bindings_of(nodes: Callable[..., list[Any]], parents: dict[ast.AST, ast.AST], module: ast.AST) -> Bindings:
+    """The bindings of the nodes `nodes(*types)` gives, by scope (`module`: the module's)."""
     out: Bindings = {}
-    for fn in ctx.nodes(*_FUNCTIONS):
+    for fn in nodes(*_FUNCTIONS):
         a = fn.args
         names = out.setdefault(id(fn), {})
         for arg in a.posonlyargs + a.args + a.kwonlyargs:
@@ -49,10 +66,13 @@ def file_bindings(ctx: FileContext) -> Bindings:
         for star in (a.vararg, a.kwarg):
             if star is not None:
                 names.setdefault(star.arg, []).append(None)
-    for node in ctx.nodes(
+    for node in nodes(
         ast.Assign, ast.AnnAssign, ast.NamedExpr, *_UNFOLLOWED, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef
     ):
-        names = out.setdefault(id(enclosing_scope(ctx, node)), {})
+        scope = _scope(parents, node)
+        # (any module is `module`: a group of a large module reads its skeleton's parents,
+        # porter/python/grouped.py, whose top-level statements' parent is the current group's)
+        names = out.setdefault(id(module if scope is None or isinstance(scope, ast.Module) else scope), {})
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 _bind(names, target, node.value)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar, overload
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, TypeVar, overload
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -92,36 +92,53 @@ def is_str_constant(node: ast.AST | None) -> TypeGuard[StrConstant]:
 N = TypeVar("N", bound=ast.AST)
 N2 = TypeVar("N2", bound=ast.AST)
 N3 = TypeVar("N3", bound=ast.AST)
+T = TypeVar("T")
+
+
+def name_chains(
+    names: list[ast.Name], bindings: dict[str, str], parents: dict[ast.AST, ast.AST]
+) -> list[tuple[ast.expr, str]]:
+    """The chains (FileContext.import_chains) rooted at these names, unsorted."""
+    Attribute = ast.Attribute
+    chains: list[tuple[ast.expr, str]] = []
+    for name in names:
+        base = bindings.get(name.id)
+        if base is None:
+            continue
+        node: ast.expr = name  # the chain's outermost node so far: a Name, then an Attribute
+        parts = [base]
+        parent = parents.get(node)
+        while type(parent) is Attribute and parent.value is node:
+            parts.append(parent.attr)
+            node, parent = parent, parents.get(parent)
+        if node is name and type(name.ctx) is not ast.Load:
+            continue  # `torch = None` rebinds the name; it is not a use
+        chains.append((node, ".".join(parts)))
+    return chains
+
+
+class Rest(Protocol):
+    """The other groups of a module analysed in groups (porter/python/grouped.py), whose facts
+    a group reads without walking them: made once for the module, not once per group."""
+
+    def import_chains(self, ctx: FileContext) -> list[tuple[ast.expr, str]]:
+        """The other groups' import chains (FileContext.import_chains), unsorted."""
+        ...
+
+    def module_bindings(self, ctx: FileContext) -> dict[str, list]:
+        """What the other groups bind in the module's scope (porter/python/bindings.py)."""
+        ...
 
 
 @dataclass
-class FileContext:
-    path: str
-    text: str
-    tree: ast.Module
-    index: LineIndex
-    imports: ImportMap
+class Walk:
+    """One walk of a syntax tree: each node's parent, and the nodes by type, in walk order."""
+
     parents: dict[ast.AST, ast.AST]
     by_type: dict[type, list[ast.AST]]
-    target: str
-    version: str | None = None
-    own_modules: frozenset[str] = frozenset()  # the tree's own top-level packages (ActiveRules.own_modules)
-    kept_constants: frozenset[tuple[str, str]] = frozenset()  # (module, literal): ActiveRules.kept_constants
-    # What readers above this layer derive from the file once and share (bindings.scope_bindings,
-    # _foreign_flow.reaching), by a key of their own.
-    derived: dict[Hashable, object] = field(default_factory=dict)
 
     @classmethod
-    def build(
-        cls,
-        path: str,
-        text: str,
-        tree: ast.Module,
-        target: str,
-        version: str | None = None,
-        own_modules: frozenset[str] = frozenset(),
-        kept_constants: frozenset[tuple[str, str]] = frozenset(),
-    ) -> FileContext:
+    def of(cls, tree: ast.AST) -> Walk:
         parents: dict[ast.AST, ast.AST] = {}
         by_type: dict[type, list[ast.AST]] = defaultdict(list)
         # A hand-rolled walk over only the fields that can hold nodes (see _child_fields):
@@ -152,45 +169,141 @@ class FileContext:
                         setattr(node, name, value)
                     parents[value] = node
                     push(value)
+        return cls(parents, by_type)
+
+
+@dataclass
+class FileContext:
+    path: str
+    text: str
+    tree: ast.Module
+    index: LineIndex
+    imports: ImportMap
+    parents: dict[ast.AST, ast.AST]
+    by_type: dict[type, list[ast.AST]]
+    target: str
+    version: str | None = None
+    own_modules: frozenset[str] = frozenset()  # the tree's own top-level packages (ActiveRules.own_modules)
+    kept_constants: frozenset[tuple[str, str]] = frozenset()  # (module, literal): ActiveRules.kept_constants
+    # What readers above this layer derive from the file once and share (bindings.scope_bindings,
+    # _foreign_flow.reaching), by a key of their own.
+    derived: dict[Hashable, object] = field(default_factory=dict)
+    # The nodes findings are looked for in (`own_nodes`): the whole module's, or a group's own
+    # statements' when the module is analysed in groups (porter/python/grouped.py).
+    own_by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
+    # For a module analysed in groups: what a kind records in one group for the decision it
+    # takes for the whole module once every group is done (PythonKind.settle); None when whole.
+    across_groups: dict[Hashable, set[Any]] | None = None
+    # In a module analysed in groups: the first and last line of the group's own statements
+    # (`owns`), and the facts every group reads the same of the whole module, computed by the
+    # first group that asks (`module_fact`); None and this context's own store when whole.
+    own_lines: tuple[int, int] | None = None
+    module_facts: dict[Hashable, Any] = field(default_factory=dict)
+    rest: Rest | None = None
+
+    def __post_init__(self) -> None:
+        if not self.own_by_type:  # analysed whole: every node is the module's own
+            self.own_by_type = self.by_type
+
+    @classmethod
+    def build(
+        cls,
+        path: str,
+        text: str,
+        tree: ast.Module,
+        target: str,
+        version: str | None = None,
+        own_modules: frozenset[str] = frozenset(),
+        kept_constants: frozenset[tuple[str, str]] = frozenset(),
+        index: LineIndex | None = None,
+    ) -> FileContext:
+        """One walk of `tree` (`index`: the text's LineIndex when the caller has it already)."""
+        walk = Walk.of(tree)
+        return cls.assembled(
+            path,
+            text,
+            tree,
+            walk.parents,
+            walk.by_type,
+            walk.by_type,
+            target,
+            version,
+            own_modules,
+            kept_constants,
+            index,
+        )
+
+    @classmethod
+    def assembled(
+        cls,
+        path: str,
+        text: str,
+        tree: ast.Module,
+        parents: dict[ast.AST, ast.AST],
+        by_type: dict[type, list[ast.AST]],
+        own_by_type: dict[type, list[ast.AST]],
+        target: str,
+        version: str | None = None,
+        own_modules: frozenset[str] = frozenset(),
+        kept_constants: frozenset[tuple[str, str]] = frozenset(),
+        index: LineIndex | None = None,
+        across_groups: dict[Hashable, set[Any]] | None = None,
+        own_lines: tuple[int, int] | None = None,
+        module_facts: dict[Hashable, Any] | None = None,
+        rest: Rest | None = None,
+    ) -> FileContext:
+        """A context from walks already made: the whole module's (`by_type`), and the nodes the
+        kinds look for findings in (`own_by_type`: the same for a module analysed whole; a
+        group's own statements for one analysed in groups, porter/python/grouped.py)."""
         imports = ImportMap.from_nodes(by_type.get(ast.Import, []) + by_type.get(ast.ImportFrom, []), tree.body)
         return cls(
-            path, text, tree, LineIndex(text), imports, parents, by_type, target, version, own_modules, kept_constants
+            path,
+            text,
+            tree,
+            index or LineIndex(text),
+            imports,
+            parents,
+            by_type,
+            target,
+            version,
+            own_modules,
+            kept_constants,
+            own_by_type=own_by_type,
+            across_groups=across_groups,
+            own_lines=own_lines,
+            module_facts={} if module_facts is None else module_facts,
+            rest=rest,
         )
 
     @cached_property
     def import_chains(self) -> list[tuple[ast.expr, str]]:
         """Every use of an imported name: the outermost node of each Name/Attribute chain
         rooted at one (`torch.cuda.synchronize` of `torch.cuda.synchronize()`), with the
-        qualified name it resolves to, in source order.
+        qualified name it resolves to, in source order (in a module analysed in groups, the
+        other groups' are made once, by `rest`).
 
         Built from the Name nodes whose identifier an import binds, climbing to the end of
         their chains: most names in a file are locals, so this skips nearly every node.
         Every kind that looks for qualified names reads this one list.
         """
-        bindings, parents = self.imports.bindings, self.parents
-        Attribute = ast.Attribute
-        chains: list[tuple[ast.expr, str]] = []
-        for name in self.nodes(ast.Name):
-            base = bindings.get(name.id)
-            if base is None:
-                continue
-            node: ast.expr = name  # the chain's outermost node so far: a Name, then an Attribute
-            parts = [base]
-            parent = parents.get(node)
-            while type(parent) is Attribute and parent.value is node:
-                parts.append(parent.attr)
-                node, parent = parent, parents.get(parent)
-            if node is name and type(name.ctx) is not ast.Load:
-                continue  # `torch = None` rebinds the name; it is not a use
-            chains.append((node, ".".join(parts)))
+        chains = name_chains(self.own_nodes(ast.Name), self.imports.bindings, self.parents)
+        if self.rest is not None:
+            chains += self.rest.import_chains(self)
         chains.sort(key=lambda c: (c[0].lineno, c[0].col_offset))
         return chains
+
+    @cached_property
+    def own_import_chains(self) -> list[tuple[ast.expr, str]]:
+        """`import_chains` in the nodes findings are looked for in (see `own_nodes`)."""
+        if self.rest is None:
+            return self.import_chains
+        return [chain for chain in self.import_chains if self.owns(chain[0])]
 
     @cached_property
     def test_functions(self) -> list[tuple[int, int, str]]:
         """(first line, last line, name) of each test function, its decorators included."""
         spans = []
-        for fn in self.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+        for fn in self.own_nodes(ast.FunctionDef, ast.AsyncFunctionDef):  # (findings are at own nodes)
             if is_test_function(fn):
                 first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
                 spans.append((first, fn.end_lineno or fn.lineno, fn.name))
@@ -223,6 +336,38 @@ class FileContext:
         for t in kinds:
             out.extend(self.by_type.get(t, ()))
         return out
+
+    @overload
+    def own_nodes(self, kind: type[N], /) -> list[N]: ...
+    @overload
+    def own_nodes(self, kind: type[N], kind2: type[N2], /) -> list[N | N2]: ...
+    @overload
+    def own_nodes(self, kind: type[N], kind2: type[N2], kind3: type[N3], /) -> list[N | N2 | N3]: ...
+    @overload
+    def own_nodes(self, *kinds: type[ast.AST]) -> list[ast.AST]: ...
+    def own_nodes(self, *kinds: type[ast.AST]) -> list[Any]:
+        """The nodes of these types that findings are looked for in: the file's (`nodes`), or,
+        in a module analysed in groups, those of the group's own statements. `nodes` is for
+        what a kind reads of the whole module (bindings, decorators, module-level tests)."""
+        out: list[ast.AST] = []
+        for t in kinds:
+            out.extend(self.own_by_type.get(t, ()))
+        return out
+
+    def owns(self, node: ast.AST) -> bool:
+        """Whether findings are looked for at `node`: always in a module analysed whole; in a
+        group, at the nodes of its own statements (`own_nodes`)."""
+        if self.own_lines is None:
+            return True
+        first, last = self.own_lines
+        return first <= getattr(node, "lineno", 0) <= last
+
+    def module_fact(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """`compute()`, once per module: a fact of the whole module that the skeleton of a module
+        analysed in groups shows whole (porter/python/grouped.py), so every group's is the same."""
+        if key not in self.module_facts:
+            self.module_facts[key] = compute()
+        return self.module_facts[key]
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         return self.index.node_span(node)

@@ -49,7 +49,9 @@ def one_per_decision(ctx: FileContext, findings: list[Finding], decisions: dict[
 
 def _functions(ctx: FileContext) -> list[tuple[int, int]]:
     """(first line, last line) of each function of the file, by first line."""
-    return sorted((fn.lineno, fn.end_lineno or fn.lineno) for fn in ctx.nodes(ast.FunctionDef, ast.AsyncFunctionDef))
+    return sorted(
+        (fn.lineno, fn.end_lineno or fn.lineno) for fn in ctx.own_nodes(ast.FunctionDef, ast.AsyncFunctionDef)
+    )
 
 
 def _one_decision(lead: Finding, rest: list[Finding], decision: str) -> str:

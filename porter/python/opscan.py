@@ -76,12 +76,12 @@ def api_uses(ctx: FileContext, table: ApiTable) -> list[ApiUse]:
     """Every torch API use in the file that the op scan can name."""
     uses: list[ApiUse] = []
     modules = _modules(table)
-    for node, qual in ctx.import_chains:
+    for node, qual in ctx.own_import_chains:
         if not _is_api(qual, table.target) or qual in modules or ctx.in_annotation(node) or _type_tested(ctx, node):
             continue
         uses.append(ApiUse(_lookup(table, qual), "api", node))
     receivers = Receivers(ctx)
-    for call in ctx.nodes(ast.Call):
+    for call in ctx.own_nodes(ast.Call):
         func = call.func
         if type(func) is not ast.Attribute or _method_entries(table, func.attr) == (None, None):
             continue  # not a method call, or not a name the table has for tensors or modules

@@ -28,6 +28,9 @@ import ast
 import re
 import symtable
 from collections.abc import Callable
+from typing import TypeVar
+
+from porter.core.forked import forked_map, task_processes
 
 PIECE_CHARS = 1 << 20  # about a megabyte of code per piece; a module up to twice that is parsed whole
 
@@ -35,6 +38,7 @@ PIECE_CHARS = 1 << 20  # about a megabyte of code per piece; a module up to twic
 # not a clause that continues one.
 _STATEMENT_LINE = re.compile(r"\n(?=[A-Za-z_@])(?!(?:else|elif|except|finally)\b)")
 _GIVE_UP = 8  # a piece that grows past 8 pieces' size without parsing: parse the whole
+R = TypeVar("R")
 
 
 def cuts(text: str, size: int = PIECE_CHARS) -> list[int]:
@@ -54,23 +58,46 @@ def cuts(text: str, size: int = PIECE_CHARS) -> list[int]:
     return out
 
 
-def _pieces(text: str, size: int, takes: Callable[[str, int], bool]) -> bool:
+def split(text: str, size: int, takes: Callable[[str, int], bool]) -> bool:
     """Whether `text`, cut at `cuts`, is taken whole by `takes(piece, lines before it)`, a
     failing piece being joined to the next until it is taken. False when the pieces cannot
     tell (one never taken, or too large): then only the whole text can."""
+    return checked(text, size, lambda piece, lines_before: True if takes(piece, lines_before) else None) is not None
+
+
+def checked(
+    text: str, size: int, check: Callable[[str, int], R | None], processes: int = 1
+) -> list[tuple[int, int, int, R]] | None:
+    """(start, end, lines before, `check(piece, lines before it)`) of each piece of `text` cut
+    at `cuts`, a piece `check` refuses (None) being joined to the next until it is taken; None
+    when the pieces cannot tell (one never taken, or too large): then only the whole text can.
+
+    In one process the pieces are checked in order, one after another (`check` may keep what
+    it saw). With more (porter/core/forked.py), every piece is checked alone side by side
+    first, and only what joins a refused one is checked again here."""
     if "barry_as_FLUFL" in text:
-        return False
+        return None
+    bounds: list[tuple[int, int, int]] = []  # (start, end, lines before) of each piece alone
     start, lines_before = 0, 0
-    ends = [*cuts(text, size), len(text)]
-    for end in ends:
-        piece = text[start:end]
-        if not takes(piece, lines_before):
-            if end == len(text) or end - start > _GIVE_UP * size:
-                return False
-            continue  # cut inside a string or brackets, or before a clause: join the next piece
-        lines_before += _line_breaks(piece)
+    for end in [*cuts(text, size), len(text)]:
+        bounds.append((start, end, lines_before))
+        lines_before += _line_breaks(text[start:end])
         start = end
-    return True
+    alone = forked_map(lambda b: check(text[b[0] : b[1]], b[2]), bounds, processes) if processes > 1 else None
+    out: list[tuple[int, int, int, R]] = []
+    i = 0
+    while i < len(bounds):
+        start, end, lines_before = bounds[i]
+        result = alone[i] if alone is not None else check(text[start:end], lines_before)
+        while result is None:  # cut inside a string or brackets, or before a clause: join the next piece
+            if i + 1 == len(bounds) or end - start > _GIVE_UP * size:
+                return None
+            i += 1
+            end = bounds[i][1]
+            result = check(text[start:end], lines_before)
+        out.append((start, end, lines_before, result))
+        i += 1
+    return out
 
 
 def _line_breaks(text: str) -> int:
@@ -95,14 +122,16 @@ def parse(text: str, path: str, parse_whole: Callable[[str, str], ast.Module]) -
             return False
         return True
 
-    if not _pieces(text, size, takes):
+    if not split(text, size, takes):
         return parse_whole(text, path)
     return ast.Module(body=body, type_ignores=[])
 
 
 def parses_in_pieces(text: str, path: str) -> bool:
     """True if every piece of `text` parses (so the whole does); False when they do not tell
-    (the text is small, or a piece does not parse however far it is joined).
+    (the text is small, or a piece does not parse however far it is joined). Where the run
+    leaves this file more than one process (porter/core/forked.py), the pieces are checked
+    side by side first.
 
     Each piece goes through `symtable`: CPython's parser and its scopes, without the Python
     tree `ast.parse` builds or the code the compiler makes (4 MB: 1.3 s against 2.3 s)."""
@@ -117,4 +146,7 @@ def parses_in_pieces(text: str, path: str) -> bool:
             return False
         return True
 
-    return _pieces(text, size, takes)
+    return (
+        checked(text, size, lambda piece, lines_before: takes(piece, lines_before) or None, task_processes())
+        is not None
+    )

@@ -56,9 +56,10 @@ def _without_covered(ctx: FileContext, findings: list[Finding], covered_by: dict
         if f.edit is None:
             reports.setdefault(f.line, []).append(f)
     covered: set[int] = set()
-    for call in ctx.nodes(ast.Call):
-        parts = [*call.args, *call.keywords, *(kw.value for kw in call.keywords)]
-        mine = [f for part in parts for f in at.get(ctx.index.line_col(ctx.span(part)[0]), ())]
+    lines = {line for line, _ in at}  # (a part's place is computed only on a line that has one)
+    for call in ctx.own_nodes(ast.Call):
+        parts: list[ast.expr | ast.keyword] = [*call.args, *call.keywords, *(kw.value for kw in call.keywords)]
+        mine = [f for part in parts if part.lineno in lines for f in at.get(ctx.index.line_col(ctx.span(part)[0]), ())]
         if not mine:
             continue
         start, end = (ctx.index.line_col(offset) for offset in ctx.span(call.func))

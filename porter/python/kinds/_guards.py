@@ -80,7 +80,7 @@ def checked_ifs(ctx: FileContext, rule: Rule) -> set[int]:
     names = {c.rsplit(".", 1)[-1] for c in DeviceGuardParams.of(rule).checks}
     bound = ctx.imports.bindings  # `from torch.cuda import is_available as avail`: any name
     found: set[int] = set()
-    for call in ctx.nodes(ast.Call):
+    for call in ctx.own_nodes(ast.Call):
         name = call_name(call)
         if name not in names and not (isinstance(call.func, ast.Name) and name in bound):
             continue
@@ -111,7 +111,7 @@ def is_elif(ctx: FileContext, branch: ast.If) -> bool:
 
 def checked_choices(ctx: FileContext, rule: Rule) -> list[ast.IfExp]:
     """The conditional expressions whose test calls a check (`"cuda" if cuda_ok() else "cpu"`)."""
-    return [n for n in ctx.nodes(ast.IfExp) if any(is_check(ctx, c, rule) for c in ast.walk(n.test))]
+    return [n for n in ctx.own_nodes(ast.IfExp) if any(is_check(ctx, c, rule) for c in ast.walk(n.test))]
 
 
 class KeptValues:
@@ -185,7 +185,7 @@ def calls_on_cuda_only_objects(ctx: FileContext, modules: Sequence[str]) -> list
                     )
                     assigned.setdefault(key, []).append(stmt)
     out: list[tuple[ast.Call, str, int]] = []
-    for call in ctx.nodes(ast.Call):
+    for call in ctx.own_nodes(ast.Call):
         func = call.func
         if not isinstance(func, ast.Attribute):
             continue

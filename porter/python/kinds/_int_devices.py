@@ -30,7 +30,7 @@ def int_device_ordinals(ctx: FileContext) -> list[ast.Constant]:
     or a module's, whatever the receiver: the import costs nothing where it is not one), and a
     `device=0` keyword of a call into torch or of `.to`."""
     out: list[ast.Constant] = []
-    for call in ctx.nodes(ast.Call):
+    for call in ctx.own_nodes(ast.Call):
         name = ctx.imports.resolve(call.func) or ""
         method = call.func.attr if isinstance(call.func, ast.Attribute) and not name.startswith("torch") else None
         if (name == "torch.device" or method == "to") and call.args and _int(call.args[0]):

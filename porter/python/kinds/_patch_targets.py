@@ -47,7 +47,7 @@ def _first_argument(call: ast.Call) -> ast.AST | None:
 def string_targets(ctx: FileContext) -> list[StrConstant]:
     """The dotted strings that name what a mock patches (`"torch.cuda.is_available"`)."""
     out: list[StrConstant] = []
-    for call in ctx.nodes(ast.Call):
+    for call in ctx.own_nodes(ast.Call):
         target = _first_argument(call)
         if not is_str_constant(target) or "." not in target.value:
             continue

@@ -40,21 +40,24 @@ def beside_target_code(ctx: FileContext, rule: Rule, target: str) -> list[Region
     if not _mentions(target).search(ctx.text):
         return []  # every shape names the target somewhere in the text: most modules do not
     regions: list[Region] = []
-    tops = [n for n in ctx.nodes(ast.If) if not guards.is_elif(ctx, n)]
+    # The `if`s a group of a large module holds, and those beside its statements in the module's
+    # body (the only block it shares with other groups: porter/python/grouped.py); all, when whole.
+    tops = [n for n in ctx.nodes(ast.If) if _placed(ctx, n) and not guards.is_elif(ctx, n)]
     for top in tops:
-        regions += _chain(ctx, rule, target, guards.chain(top))
+        if ctx.owns(top):
+            regions += _chain(ctx, rule, target, guards.chain(top))
     regions += _siblings(ctx, rule, target, tops)
-    for both in ctx.nodes(ast.BoolOp):
+    for both in ctx.own_nodes(ast.BoolOp):
         if isinstance(both.op, ast.Or) and any(_tests(ctx, v, target) for v in both.values):
             for value in both.values:
                 if _tests_cuda(ctx, rule, value) and not _tests(ctx, value, target):
                     regions.append((*ctx.span(value), f"is CUDA's beside the {_name(target)} test of the same `or`"))
-    for names in ctx.nodes(ast.List, ast.Tuple, ast.Set):
+    for names in ctx.own_nodes(ast.List, ast.Tuple, ast.Set):
         if any(_is_string(e, target) for e in names.elts):
             for e in names.elts:
                 if _is_string(e, "cuda"):
                     regions.append((*ctx.span(e), f"is CUDA's, beside {target!r} in the same list"))
-    for table in ctx.nodes(ast.Dict):
+    for table in ctx.own_nodes(ast.Dict):
         keys = {id(k): k.value for k in table.keys if k is not None and is_str_constant(k)}
         own = next((name for name in keys.values() if name.lower() == target), None)
         if own is not None:
@@ -63,11 +66,15 @@ def beside_target_code(ctx: FileContext, rule: Rule, target: str) -> list[Region
                 if name is not None and name.lower() in _CUDA_NAMES:
                     why = f"is the {name!r} entry beside {own!r}, the {_name(target)}'s own"
                     regions.append((*ctx.span(value), why))
-    for choice in ctx.nodes(ast.IfExp):
+    for choice in ctx.own_nodes(ast.IfExp):
         if _tests(ctx, choice.test, target) and not _tests(ctx, choice.orelse, target):
             # `'ASCEND_RT_VISIBLE_DEVICES' if is_torch_npu_available() else 'CUDA_VISIBLE_DEVICES'`
             regions.append((*ctx.span(choice.orelse), f"is chosen where the {_name(target)} test beside it fails"))
     return regions
+
+
+def _placed(ctx: FileContext, statement: ast.stmt) -> bool:
+    return ctx.owns(statement) or ctx.parents.get(statement) is ctx.tree
 
 
 def _chain(ctx: FileContext, rule: Rule, target: str, branches: list[ast.If]) -> list[Region]:
@@ -91,6 +98,7 @@ def _siblings(ctx: FileContext, rule: Rule, target: str, tops: list[ast.If]) -> 
         a
         for a in ctx.nodes(ast.Assign)
         if isinstance(a.value, _FLAG_VALUES)
+        and _placed(ctx, a)
         and (_flag_for(ctx, a.value, target) or _is_check_value(ctx, rule, a.value))
     ]
     block_of = _blocks(ctx, [*tops, *candidates])

@@ -30,6 +30,13 @@ class PythonKind:
     `screens_imports`: top-level packages whose import the kind looks for). `find(ctx, rules)`
     matches, once per file; `finalize(ctx, rules, findings)` runs after every kind has matched,
     for kinds that decide on the other kinds' edits (device guards, import insertion).
+
+    A module too large to analyse whole is analysed in groups of statements
+    (porter/python/grouped.py): `find` and `finalize` run per group, on the group's own nodes
+    (FileContext.own_nodes) with the rest of the module as a skeleton. A kind that decides for
+    the whole module from every finding says so: `whole_module` (its finalize runs once, at the
+    end), or `settle(ctx, rules, findings)`, run once with every group's findings, for what its
+    `find` decided from the other groups' too (what it records in FileContext.across_groups).
     """
 
     name: str
@@ -37,6 +44,8 @@ class PythonKind:
     screens_imports: bool = False
     find: Find | None = None
     finalize: Finalize | None = None
+    whole_module: bool = False
+    settle: Finalize | None = None
 
     def __post_init__(self) -> None:
         declared(self.name)

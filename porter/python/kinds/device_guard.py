@@ -78,7 +78,7 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     # Another device's branch (`if is_torch_rocm():`, `elif env == "X" and torch.version.hip`):
     # its code is that device's, CUDA names included (ROCm reads CUDA_VISIBLE_DEVICES).
     other_branches: set[int] = set()
-    for branch in ctx.nodes(ast.If):
+    for branch in ctx.own_nodes(ast.If):
         device = guards.other_device_tested(branch.test, elsewhere)
         if device is not None:
             device = _DEVICE_NAMES.get(device, device.upper())
@@ -92,7 +92,7 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
             )
             quiet.append(keep[-1])
     # `is_torch_cuda_available() and torch.version.hip is not None`: ROCm's detection.
-    for both in ctx.nodes(ast.BoolOp):
+    for both in ctx.own_nodes(ast.BoolOp):
         if not isinstance(both.op, ast.And):
             continue
         check = next((v for v in both.values if guards.is_check(ctx, v, rule)), None)
@@ -115,7 +115,7 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     keep += beside
     quiet += beside
     beside_starts = {start for start, _, _ in beside}
-    for top in ctx.nodes(ast.If) if checked else ():
+    for top in ctx.own_nodes(ast.If) if checked else ():
         if id(top) in seen_elifs:
             continue
         chain = guards.chain(top)
@@ -192,7 +192,7 @@ def _apply(ctx: FileContext, rule: Rule, findings: list[Finding]) -> list[Findin
     # In-place conversion of checks that are not renamed by another rule.
     edited = SpanSet([(f.edit.start, f.edit.end) for f in findings if f.edit])
     kept = SpanSet([(a, b) for a, b, _ in keep])
-    for node in ctx.nodes(ast.Call):
+    for node in ctx.own_nodes(ast.Call):
         if not guards.is_check(ctx, node, rule):
             continue
         s, e = ctx.span(node)

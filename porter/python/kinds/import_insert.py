@@ -148,7 +148,23 @@ def _torch_through_library(ctx: FileContext, rule: Rule, findings: list[Finding]
 def _ordinal_needs_it(ctx: FileContext, rule: Rule) -> bool:
     """An integer device here names the target only once the module is imported
     (porter/python/kinds/_int_devices.py): on the lines in `int_device_lines`."""
-    return ctx.version in ImportInsertParams.of(rule).int_device_lines and bool(int_device_ordinals(ctx))
+    if ctx.version not in ImportInsertParams.of(rule).int_device_lines:
+        return False
+    if ctx.across_groups is not None:  # a module analysed in groups: what `find` saw in each
+        return bool(ctx.across_groups.get(_INT_DEVICES))
+    return bool(int_device_ordinals(ctx))
+
+
+_INT_DEVICES = "import-insert: an integer device given to torch"
+
+
+def find(ctx: FileContext, rules: list[Rule]) -> list[Finding]:
+    """Nothing, in a module analysed whole; in one analysed in groups, whether the group gives
+    torch an integer device (`_ordinal_needs_it`), which only its own statements show: the
+    import is placed once, for the whole module, on its skeleton (porter/python/grouped.py)."""
+    if ctx.across_groups is not None:
+        ctx.across_groups.setdefault(_INT_DEVICES, set()).update(n.lineno for n in int_device_ordinals(ctx))
+    return []
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -291,4 +307,4 @@ def _inserted(
     return ctx.finding(rule, (at, at), message, replacement=replacement)
 
 
-KIND = PythonKind("import-insert", screen=screen_words, finalize=finalize)
+KIND = PythonKind("import-insert", screen=screen_words, find=find, finalize=finalize, whole_module=True)

@@ -32,6 +32,7 @@ finding's subject (`module:triton`) lets the tree's run fold a folder of them in
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Callable, Sequence
 
 from porter.core.model import KEPT_MODULE, Finding
@@ -58,7 +59,9 @@ def screen_words(rules: list[Rule]) -> set[str]:
 
 def finalize(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
     for rule in rules:
-        kept = kept_finding(ctx, rule)
+        # (what decides is the module's imports, decorators and swaps, which a module analysed
+        # in groups shows whole to every group: decided once)
+        kept = ctx.module_fact(("kernel-module", rule.code), lambda: kept_finding(ctx, rule))
         if kept is not None:
             return [kept]
     return findings
@@ -114,12 +117,12 @@ def _top_level_import(
     """The first import the module cannot run without (its body, or a top-level `try:` that
     does not carry on without it: `optional_in_try` False counts every `try:`) of a module
     `listed` names, with that name."""
-    stack = list(ctx.tree.body)
+    stack = deque(ctx.tree.body)  # (popped from the left: a list's pop(0) made this quadratic)
     while stack:
-        stmt = stack.pop(0)
+        stmt = stack.popleft()
         if isinstance(stmt, ast.Try):
             if not (optional_in_try and _carries_on_without(stmt)):
-                stack[:0] = stmt.body
+                stack.extendleft(reversed(stmt.body))
             continue
         if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
             continue  # (it imports nothing: _imported would say so)

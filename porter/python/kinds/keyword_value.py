@@ -113,14 +113,14 @@ def _in_wanted_call(ctx: FileContext, where: ast.AST, calls: Sequence[str]) -> b
 
 def _settings(ctx: FileContext) -> Iterable[tuple[ast.AST, str, ast.expr]]:
     """(node to report at, setting name, value node) for each way of writing a setting."""
-    for keyword in ctx.nodes(ast.keyword):
+    for keyword in ctx.own_nodes(ast.keyword):
         if keyword.arg:
             yield keyword, keyword.arg, keyword.value
-    for table in ctx.nodes(ast.Dict):
+    for table in ctx.own_nodes(ast.Dict):
         for key, value in zip(table.keys, table.values):
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
                 yield key, key.value, value
-    for assign in ctx.nodes(ast.Assign):
+    for assign in ctx.own_nodes(ast.Assign):
         for target in assign.targets:
             if (
                 isinstance(target, ast.Subscript)

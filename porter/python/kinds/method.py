@@ -23,7 +23,7 @@ def screen_words(rules: list[Rule]) -> set[str]:
 
 def find(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     by_attr = {MethodParams.of(r).attribute: r for r in rules}
-    for node in ctx.nodes(ast.Attribute):
+    for node in ctx.own_nodes(ast.Attribute):
         rule = by_attr.get(node.attr)
         if rule is None:
             continue

@@ -55,12 +55,12 @@ def screen_words(rules: list[Rule]) -> set[str]:
 def find(ctx: FileContext, rules: list[Rule]) -> list[Finding]:
     table = NameTable(rules)
     imports: list[Finding] = []
-    for statement in ctx.nodes(ast.Import):
+    for statement in ctx.own_nodes(ast.Import):
         imports.extend(check_import(ctx, table, statement))
-    for statement_from in ctx.nodes(ast.ImportFrom):
+    for statement_from in ctx.own_nodes(ast.ImportFrom):
         imports.extend(check_import_from(ctx, table, statement_from))
     uses: list[Finding] = []
-    for node, qual in ctx.import_chains:
+    for node, qual in ctx.own_import_chains:
         member = patched_member(ctx, node)
         if member is not None:
             uses.extend(_check_patched_member(ctx, table, node, qual, member))
@@ -71,24 +71,46 @@ def find(ctx: FileContext, rules: list[Rule]) -> list[Finding]:
     for target in string_targets(ctx):
         uses.extend(_check_patch_target(ctx, table, target))
     out: list[Finding] = []
+    reported = {(u.rule, u.subject) for u in uses if u.subject is not None}  # (rule, subject) of each use
     for f in imports:
         if f.edit is not None:  # a rename of the import: made whatever the uses are
             out.append(f)
-        elif not _reported_at_a_use(f, uses):
+        elif not _reported_at_a_use(f, reported):
             out.append(f if _exported(ctx, f) else _unused_note(ctx, f))
+    if ctx.across_groups is not None:  # the uses in the module's other groups decide too (`settle`)
+        pending = (_key(f) for f in imports if f.edit is None and not _reported_at_a_use(f, reported))
+        ctx.across_groups.setdefault(_PENDING, set()).update(pending)
+        ctx.across_groups.setdefault(_REPORTED, set()).update(reported)
     return out + uses
 
 
-def _reported_at_a_use(finding: Finding, uses: list[Finding]) -> bool:
+_PENDING = "qualified-name: the imports reported for want of a use in their group"
+_REPORTED = "qualified-name: the (rule, subject) of every use reported"
+
+
+def settle(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
+    """A module analysed in groups: an import its own group reported for want of a use there
+    is dropped where another group reports a use of it (as `find` decides in a whole module)."""
+    pending, reported = (ctx.across_groups or {}).get(_PENDING), (ctx.across_groups or {}).get(_REPORTED, set())
+    if not pending:
+        return findings
+    return [f for f in findings if _key(f) not in pending or not _reported_at_a_use(f, reported)]
+
+
+def _key(finding: Finding) -> tuple[str, int, int, str | None]:
+    return finding.rule, finding.line, finding.col, finding.subject
+
+
+def _reported_at_a_use(finding: Finding, reported: set[tuple[str, str]]) -> bool:
     """An import that a flag-only rule reports says nothing the reports at the name's uses do
     not (`from transformers import BitsAndBytesConfig`, then `BitsAndBytesConfig(...)`): one
-    thing to act on, so the import is reported only where the file shows no use of it."""
+    thing to act on, so the import is reported only where the file shows no use of it
+    (`reported`: the (rule, subject) of each use reported)."""
     if finding.subject is None:
         return False
     name = finding.subject
     return any(
-        u.rule == finding.rule and u.subject is not None and (u.subject == name or u.subject.startswith(name + "."))
-        for u in uses
+        rule == finding.rule and (subject == name or subject.startswith(name + ".")) for rule, subject in reported
     )
 
 
@@ -376,4 +398,4 @@ def _is_decorator(ctx: FileContext, node: ast.AST) -> bool:
     return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in parent.decorator_list
 
 
-KIND = PythonKind("qualified-name", screen=screen_words, find=find)
+KIND = PythonKind("qualified-name", screen=screen_words, find=find, settle=settle)

@@ -552,7 +552,7 @@ def _candidates(strings: list[StrConstant], rules: list[Rule]) -> list[StrConsta
 
 def find(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     strings = sorted(
-        _candidates([n for n in ctx.nodes(ast.Constant) if is_str_constant(n)], rules),
+        _candidates([n for n in ctx.own_nodes(ast.Constant) if is_str_constant(n)], rules),
         key=lambda n: (n.lineno, n.col_offset),
     )
     for rule in rules:
@@ -676,7 +676,7 @@ def find(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
                 continue
             yield from _rewrite(ctx, rule, node, values, prefixes)
         if prefixes:
-            for fstring in ctx.nodes(ast.JoinedStr):
+            for fstring in ctx.own_nodes(ast.JoinedStr):
                 first = fstring.values[0] if fstring.values else None
                 if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
                     continue
