@@ -1,7 +1,7 @@
 """What one very large file costs porter, per file type, and what the size limit saves.
 
     python benchmarks/bigfile.py [--kinds python,yaml,json,notebook] [--sizes 0.1,1,10,50]
-                                 [--huge 50] [--json FILE]
+                                 [--huge 50] [--all-cores 50] [--json FILE]
 
 Not a timed test: it prints figures. For each file type and size (MB), one file of that
 type (benchmarks/synth_big.py) is converted alone with no size limit (`--max-file-size 0`,
@@ -10,15 +10,20 @@ one process, no cache), in a fresh wrapper process (measure.py): wall seconds, C
 process. Per type, then, the cost of one more MB in CPU seconds and MiB: the slope from the
 smallest size to the largest (what start-up costs drops out), and the growth, the slope of
 the last step over the slope of the first (1.0: linear; 2.0: one MB costs twice as much at
-the largest size as at the smallest, a quadratic term showing). Last, a `--huge` MB
-Python file is converted with the default limit, which skips it (copied as it is, reported
-with the reason). Each size runs once: the large ones take minutes and gigabytes.
+the largest size as at the smallest, a quadratic term showing). Then an `--all-cores` MB
+Python file is converted with no limit and every core (the default `--jobs`: a module over
+12 MB is analysed in groups of statements, side by side, porter/python/grouped.py), with the
+peak of every process together (their proportional set sizes summed, measure.py
+--sample-tree). Last, a `--huge` MB Python file is converted with the default limit, which
+skips it (copied as it is, reported with the reason). Each size runs once: the large ones take
+minutes and gigabytes.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -33,8 +38,9 @@ from synth_big import KINDS, write  # noqa: E402
 from porter.core.limits import MAX_FILE_MB  # noqa: E402
 
 
-def run(src: Path, out: Path, log: Path, *extra: str) -> dict:
-    """One convert in its own wrapper: {"rc", "wall_s", "peak_rss_mib", ...} (measure.py)."""
+def run(src: Path, out: Path, log: Path, *extra: str, jobs: int = 1) -> dict:
+    """One convert in its own wrapper: {"rc", "wall_s", "peak_rss_mib", ...} (measure.py);
+    with more than one job, also the whole process tree's peak ("tree_pss_mib")."""
     porter = [
         sys.executable,
         "-P",
@@ -49,11 +55,15 @@ def run(src: Path, out: Path, log: Path, *extra: str) -> dict:
         "--force",
         "--no-cache",
         "--jobs",
-        "1",
+        str(jobs),
         *extra,
     ]
+    sample = ["--sample-tree"] if jobs > 1 else []
     done = subprocess.run(
-        [sys.executable, str(HERE / "measure.py"), str(log), "--", *porter], capture_output=True, text=True, check=True
+        [sys.executable, str(HERE / "measure.py"), str(log), *sample, "--", *porter],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     result = json.loads(done.stdout)
     if result["rc"] not in (0, 1):
@@ -87,6 +97,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--huge", type=float, default=50.0, help="MB of the Python file converted with the default limit (0: none)"
+    )
+    parser.add_argument(
+        "--all-cores",
+        type=float,
+        default=50.0,
+        help="MB of the Python file converted without a limit by every core (--jobs: one file, "
+        "analysed in groups side by side; 0: none)",
     )
     parser.add_argument("--json", type=Path, help="write every run's figures here")
     args = parser.parse_args(argv)
@@ -123,12 +140,22 @@ def main(argv: list[str] | None = None) -> int:
                 _row("python", real_mb, "default", result)
                 + (" (over the limit: skipped, copied as it is)" if over else "")
             )
+        if args.all_cores:
+            src = work / "all-cores"
+            src.mkdir()
+            real_mb = write("python", src, args.all_cores).stat().st_size / 2**20
+            jobs = os.cpu_count() or 1
+            result = run(src, work / "all-cores-out", work / "log", "--max-file-size", "0", jobs=jobs)
+            shutil.rmtree(work / "all-cores-out", ignore_errors=True)
+            runs.append({"kind": "python", "mb": real_mb, "limit": None, "jobs": jobs, **result})
+            tree = result.get("tree_pss_mib")
+            print(_row("python", real_mb, f"{jobs} jobs", result) + (f", all processes {tree:.0f} MiB" if tree else ""))
         print("peak MiB: the porter process's largest resident set (measure.py)\n")
         print(
             f"{'kind':>9} {'CPU s per MB':>12} {'growth':>7} {'MiB per MB':>11} {'growth':>7}   (from {sizes[0]:g} to {sizes[-1]:g} MB)"
         )
         for kind in kinds:
-            mine = [r for r in runs if r["kind"] == kind and r["limit"] is None]
+            mine = [r for r in runs if r["kind"] == kind and r["limit"] is None and "jobs" not in r]
             seconds = slopes([(r["mb"], r["user_s"] + r["sys_s"]) for r in mine])
             memory = slopes([(r["mb"], r["peak_rss_mib"]) for r in mine])
             print(f"{kind:>9} {seconds[0]:12.2f} {seconds[1]:7.2f} {memory[0]:11.1f} {memory[1]:7.2f}")

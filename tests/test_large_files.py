@@ -126,6 +126,8 @@ def test_the_benchmark_runs_and_reports_the_cost_per_mb():
             "0.02,0.05",
             "--huge",
             "0",
+            "--all-cores",
+            "0.05",
         ],
         capture_output=True,
         text=True,
@@ -135,3 +137,4 @@ def test_the_benchmark_runs_and_reports_the_cost_per_mb():
     rows = [line.split() for line in done.stdout.splitlines()]
     assert sum(1 for r in rows if r[:1] in (["yaml"], ["json"]) and r[-2:-1] == ["exit"]) == 4
     assert any(r[:1] == ["yaml"] and len(r) == 5 for r in rows)  # its per-MB line
+    assert any(r[:1] == ["python"] and "jobs" in r and "exit" in r for r in rows)  # the every-core run

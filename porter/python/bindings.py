@@ -49,10 +49,25 @@ def file_bindings(ctx: FileContext) -> Bindings:
     statements, and what the others bind in the module's scope, made once by `ctx.rest`)."""
     out = bindings_of(ctx.own_nodes, ctx.parents, ctx.tree)
     if ctx.rest is not None:
-        names = out.setdefault(id(ctx.tree), {})
-        for name, values in ctx.rest.module_bindings(ctx).items():
-            names.setdefault(name, []).extend(values)
+        out[id(ctx.tree)] = _ModuleScope(out.get(id(ctx.tree), {}), ctx.rest.module_bindings(ctx))
     return out
+
+
+class _ModuleScope(dict):
+    """The module's scope in a group of a module analysed in groups: the group's own bindings,
+    then the other groups' (`rest`, a list of their bindings), joined per name when it is read
+    (a group reads a few names of the module; joining them all, per group, cost more)."""
+
+    def __init__(self, own: dict[str, list], rest: list[dict[str, list]]) -> None:
+        super().__init__(own)
+        self.rest = rest
+
+    def get(self, name: str, default: Any = None) -> Any:
+        values = [*super().get(name, ()), *(v for part in self.rest for v in part.get(name, ()))]
+        return values if values or name in self or any(name in part for part in self.rest) else default
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(name) or any(name in part for part in self.rest)
 
 
 def bindings_of(nodes: Callable[..., list[Any]], parents: dict[ast.AST, ast.AST], module: ast.AST) -> Bindings:

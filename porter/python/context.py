@@ -125,8 +125,8 @@ class Rest(Protocol):
         """The other groups' import chains (FileContext.import_chains), unsorted."""
         ...
 
-    def module_bindings(self, ctx: FileContext) -> dict[str, list]:
-        """What the other groups bind in the module's scope (porter/python/bindings.py)."""
+    def module_bindings(self, ctx: FileContext) -> list[dict[str, list]]:
+        """What each other group binds in the module's scope (porter/python/bindings.py)."""
         ...
 
 
@@ -286,18 +286,18 @@ class FileContext:
         their chains: most names in a file are locals, so this skips nearly every node.
         Every kind that looks for qualified names reads this one list.
         """
-        chains = name_chains(self.own_nodes(ast.Name), self.imports.bindings, self.parents)
-        if self.rest is not None:
-            chains += self.rest.import_chains(self)
+        if self.rest is None:
+            return self.own_import_chains
+        chains = [*self.own_import_chains, *self.rest.import_chains(self)]
         chains.sort(key=lambda c: (c[0].lineno, c[0].col_offset))
         return chains
 
     @cached_property
     def own_import_chains(self) -> list[tuple[ast.expr, str]]:
         """`import_chains` in the nodes findings are looked for in (see `own_nodes`)."""
-        if self.rest is None:
-            return self.import_chains
-        return [chain for chain in self.import_chains if self.owns(chain[0])]
+        chains = name_chains(self.own_nodes(ast.Name), self.imports.bindings, self.parents)
+        chains.sort(key=lambda c: (c[0].lineno, c[0].col_offset))
+        return chains
 
     @cached_property
     def test_functions(self) -> list[tuple[int, int, str]]:

@@ -10,19 +10,31 @@ statements:
 - every statement outside a function or class body, whole (the module's own bindings,
   flags, `if` tests and imports, which name resolution and the string and receiver reading
   follow);
-- every function and class header: name, decorators (`@triton.jit`), parameters with their
-  defaults, bases, return annotation, and its first and last line (the spans the import
-  insertion reads);
-- inside a function, the imports with the statements that hold them (`try:`, `if
-  TYPE_CHECKING:`), nested functions and classes as skeletons, and assignments that swap a
-  function into an imported module (what the kernel-module rule reads);
+- every function and class header: name, decorators (`@triton.jit`), bases, and its first
+  and last line (the spans the import insertion reads); a function's parameters and return
+  annotation are dropped (only its own group reads them);
+- inside a function, the imports with the statements that hold them (`try:` with its
+  handlers, `if TYPE_CHECKING:`), nested functions and classes as skeletons, and assignments
+  that swap a function into an imported module (what the kernel-module rule reads);
 - inside a class, the statements of its body (class attributes bind in the module scope as
   porter reads it), its methods as skeletons.
 
-Each group's findings are kept for the lines of its own statements, so every finding comes
-from the one group that holds its node whole; the kinds that decide for the whole module
-from every finding (the import of the vendor package) run once, on the skeleton of every
-statement, with all the groups' findings (porter/python/analyze.py).
+The plan parses each group once to make its skeleton (`plan`); the skeleton is walked once
+(`Skeleton`). A group is then parsed again, whole, and its context walks only its own
+statements: the kinds look for findings in its own nodes (FileContext.own_nodes) and read
+the rest from the skeleton, whose import chains and module-scope bindings are made once per
+group of it (FileContext.rest). Each group's findings are kept for the lines of its own
+statements, so every finding comes from the one group that holds its node whole. What a kind
+decides for the whole module is decided once: from the skeleton, which every group reads the
+same (FileContext.module_fact: whether the module is a kernel module, its first import of
+each package), or at the end, with every group's findings (porter/python/kinds/base.py
+PythonKind.settle and whole_module: an import reported at a use in another group, a
+variable's mentions, the import of the vendor package). Where the run leaves the file more
+than one process (porter/core/forked.py), the plan's parses and the groups go side by side.
+
+Exact: with every top-level statement its own group, the rule fixtures and seven real trees
+find what one analysis of the whole finds (tests/test_grouped_analysis.py,
+benchmarks/grouped_vs_whole.py).
 """
 
 from __future__ import annotations
@@ -39,10 +51,11 @@ from porter.python.bindings import bindings_of
 from porter.python.context import FileContext, Rest, Walk, name_chains
 
 # A module up to this size is analysed whole (the default --max-file-size is 10 MB), a larger
-# one in groups of about GROUP_CHARS. Measured on the synthetic module: whole analysis holds
-# ~75 MiB per MB of code; a group of 4 MB, ~300 MiB.
+# one in groups of about GROUP_CHARS. Measured on the 50 MB synthetic module, 2 cores: whole,
+# 3.7 GiB; groups of 4 MB side by side, 2.3 GB for both processes together; of 2 MB, 1.9 GB and
+# no slower; of 1 MB, 1.6 GB but 30% more CPU (each group reads the rest of the skeleton).
 WHOLE_CHARS = 12 << 20
-GROUP_CHARS = 4 << 20
+GROUP_CHARS = 2 << 20
 
 # What a function skeleton takes: no parameter (nothing reads another group's parameters)
 _NO_ARGUMENTS = ast.arguments(
@@ -199,12 +212,8 @@ class _OtherGroups:
     def import_chains(self, ctx: FileContext) -> list[tuple[ast.expr, str]]:
         return [chain for h in self._others() for chain in self.skeleton.chains(h, ctx.imports.bindings)]
 
-    def module_bindings(self, ctx: FileContext) -> dict[str, list]:
-        out: dict[str, list] = {}
-        for h in self._others():
-            for name, values in self.skeleton.module_bindings(h).items():
-                out.setdefault(name, []).extend(values)
-        return out
+    def module_bindings(self, ctx: FileContext) -> list[dict[str, list]]:
+        return [self.skeleton.module_bindings(h) for h in self._others()]
 
 
 def own_statements(

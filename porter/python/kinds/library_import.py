@@ -68,10 +68,15 @@ def is_own(module: str, path: str, own_modules: frozenset[str]) -> bool:
     return len(parts) > 1 and any(folders[i : i + 2] == parts[:2] for i in range(len(folders) - 1))
 
 
-def find(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
+def find(ctx: FileContext, rules: list[Rule]) -> list[Finding]:
     """One finding per package and file, at its first import that must succeed (else at its
     first optional one): ten imports of triton in one kernel file are one thing to act on
-    (the count is in the message)."""
+    (the count is in the message). (Decided from every import of the module, which a module
+    analysed in groups shows whole to every group: once.)"""
+    return ctx.module_fact("library-import", lambda: list(_first_imports(ctx, rules)))
+
+
+def _first_imports(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
     for rule in rules:
         table = load_package_table(rule.target).for_line(ctx.version)
         first: dict[str, tuple[ast.AST, str, str, str | None]] = {}
