@@ -9,6 +9,7 @@ import pytest
 
 from porter.core.model import Finding
 from porter.engine.registry import file_type, type_for
+from porter.engine.vendor_paths import PATH_KINDS
 from porter.filetypes import compose, conda, docker, pyproject, requirements, setup_cfg, shell
 from porter.filetypes import _configs, _notebook_cells
 from porter.python.kinds import PYTHON_KINDS
@@ -28,10 +29,12 @@ TABLES = {
     "setup-cfg": (setup_cfg, "SETUP_CFG_KINDS"),
     "conda": (conda, "CONDA_KINDS"),
 }
-# Kinds matched elsewhere: by the engine, for every file (its path: porter/engine/vendor_paths.py;
-# its suppression comments: porter/engine/reporting.py), and in Python by the op scan
-# (porter/python/opscan.py) and a project's codemods (porter/python/codemods.py).
-ELSEWHERE = {"vendor-path", "suppression-comment", "op-table", "codemod"}
+# Kinds matched on a path before its file is read, whatever its type (porter/engine/vendor_paths.py).
+PATHS = {m.kind for m in PATH_KINDS}
+# Kinds matched elsewhere: by the engine, for every file (its suppression comments:
+# porter/engine/reporting.py), and in Python by the op scan (porter/python/opscan.py) and a
+# project's codemods (porter/python/codemods.py).
+ELSEWHERE = {"suppression-comment", "op-table", "codemod"}
 
 
 def table(file_type_name: str) -> tuple[Matcher, ...]:
@@ -51,7 +54,7 @@ def test_every_kind_is_in_the_table_of_its_file_type():
     """A kind's example file names the file type it is for; that type's table matches it."""
     python = {k.name for k in PYTHON_KINDS}
     for kind in KINDS.values():
-        if kind.name in ELSEWHERE:
+        if kind.name in ELSEWHERE | PATHS:
             continue
         where = type_for(kind.example_file, b"")
         assert where is not None, kind.name
@@ -62,7 +65,7 @@ def test_every_kind_is_in_the_table_of_its_file_type():
 
 
 def test_the_tables_cover_every_kind_not_matched_elsewhere():
-    tabled = {m.kind for name in TABLES for m in table(name)} | {k.name for k in PYTHON_KINDS}
+    tabled = {m.kind for name in TABLES for m in table(name)} | {k.name for k in PYTHON_KINDS} | PATHS
     assert tabled | ELSEWHERE == set(KINDS)
 
 
@@ -101,3 +104,22 @@ def test_a_find_function_reads_its_table_when_it_runs(monkeypatch, name):
     monkeypatch.setattr(module, attr, (Matcher(kind, marker),))
     found = file_type(name).find(path, data, rules)
     assert [f.message for f in found.findings] == ["found by the swapped matcher"], found.findings
+
+
+def test_a_tree_s_paths_are_matched_through_their_table(tmp_path, monkeypatch):
+    """A path kept for another vendor is what PATH_KINDS says: a matcher swapped in decides."""
+    from porter.engine import runner, vendor_paths
+    from porter.rules.kinds import Matcher
+
+    (tmp_path / "ascend").mkdir()
+    for rel in ("ascend/run.sh", "train.sh"):
+        (tmp_path / rel).write_text("export CUDA_VISIBLE_DEVICES=0\n")
+    rules = ActiveRules(load_rules("mlu"))
+
+    def changed(root) -> set[str]:
+        return {r.path for r in runner.convert_tree(root, rules, jobs=1).results if r.status == "changed"}
+
+    assert changed(tmp_path) == {"train.sh"}  # ascend/run.sh: another vendor's, kept
+    every = Matcher("vendor-path", lambda view, rules: [vendor_paths.kept_finding(view.rel, rules[0], "npu")])
+    monkeypatch.setattr(runner, "PATH_KINDS", (every,))
+    assert changed(tmp_path) == set()

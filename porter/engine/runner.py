@@ -30,13 +30,8 @@ from porter.engine.parallel import NOT_PYTHON, map_files
 from porter.engine.tree_index import TreeIndex
 from porter.core.limits import MAX_FILE_MB
 from porter.engine.sources import TooLarge, read_source, source_kind
-from porter.engine.vendor_paths import (
-    KIND as VENDOR_KIND,
-    counterpart_finding,
-    cuda_counterpart,
-    kept_finding,
-    vendor_word,
-)
+from porter.engine.vendor_paths import KIND as VENDOR_KIND, PATH_KINDS, PathView
+from porter.filetypes._common import matched
 from porter.filetypes.pins import project_off, project_requires
 from porter.rules import ActiveRules
 
@@ -235,14 +230,9 @@ def _read_tree(
             if answer is not None:
                 tree.early.append(answer)
             continue
-        vendor = vendor_word(rel, vendor_rules)
-        cuda_twin = cuda_counterpart(rel, vendor_rules, present) if vendor is None and vendor_rules else None
-        if vendor is not None or cuda_twin is not None:  # kept whatever the selection; its note shown when selected
-            if vendor is not None:
-                finding = kept_finding(rel, *vendor)
-            else:
-                assert cuda_twin is not None
-                finding = counterpart_finding(rel, *cuda_twin)
+        kept_path = matched(PATH_KINDS, PathView(rel, present), rules)
+        if kept_path:  # kept whatever the selection; its note shown when selected
+            finding = kept_path[0]
             tree.early.append(kept(rel, kind, finding if rules.shows(finding) else None))
             continue
         if worker_reads:

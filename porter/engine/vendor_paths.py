@@ -14,11 +14,12 @@ what runs there, and porting the CUDA one would make a second.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from porter.core.model import Finding
 from porter.rules import Rule
-from porter.rules.kinds import VendorPathParams
+from porter.rules.kinds import Matcher, VendorPathParams
 
 KIND = "vendor-path"
 
@@ -95,3 +96,28 @@ def kept_finding(rel: str, rule: Rule, word: str) -> Finding:
         rule.suggestion,
         subject=word,
     )
+
+
+@dataclass(frozen=True)
+class PathView:
+    """A path of the tree, before its file is read, with every file and folder the tree has
+    (`present`, where a CUDA path's twin for the target is looked up; empty when no path of
+    the tree names CUDA)."""
+
+    rel: str
+    present: frozenset[str]
+
+
+def find(view: PathView, rules: list[Rule]) -> list[Finding]:
+    """The one finding of a path kept as it is, another vendor's (a word of a rule's in it) or
+    the CUDA twin of the tree's own for the target; none for a path that is ported."""
+    vendor = vendor_word(view.rel, rules)
+    if vendor is not None:
+        return [kept_finding(view.rel, *vendor)]
+    twin = cuda_counterpart(view.rel, rules, view.present)
+    return [counterpart_finding(view.rel, *twin)] if twin is not None else []
+
+
+# The kinds a path is matched with before its file is read (porter/engine/runner.py), behind
+# the one interface of every file type's kinds (porter/rules/kinds.py Matcher).
+PATH_KINDS: tuple[Matcher[PathView], ...] = (Matcher(KIND, find),)
