@@ -73,6 +73,7 @@ def check(
     config: bool | PathLike = True,
     jobs: int | None = None,
     cache_dir: PathLike | None = None,
+    max_file_size: float = MAX_FILE_MB,
     options: RunOptions | None = None,
 ) -> CheckReport:
     """Check a tree (or files) for `target` ("mlu" or "hip"), as `porter check` does; writes
@@ -88,8 +89,9 @@ def check(
     config: True to read [tool.porter] / porter.toml found from the first path, False for
         none, or the path of the file to read.
     jobs: worker processes (None or 0: all cores). cache_dir: the per-file cache (None: none).
+    max_file_size: files larger than this many MB are skipped, reported as such (0: no limit).
     options: the run resolved already (`porter.options_for`); the arguments between `target`
-        and `cache_dir` are then not read.
+        and `max_file_size` are then not read.
 
     Returns a CheckReport; raises ConfigError, RuleError, or ValueError for a bad baseline.
     """
@@ -112,7 +114,11 @@ def check(
             fail_on=fail_on,
         )
         options = options_for(
-            settings, jobs=jobs, cache_dir=Path(cache_dir) if cache_dir else None, force_exclude=force_exclude
+            settings,
+            jobs=jobs,
+            cache_dir=Path(cache_dir) if cache_dir else None,
+            force_exclude=force_exclude,
+            max_file_size=max_file_size,
         )
     return run_check(chosen, options)
 

@@ -139,6 +139,17 @@ def test_convert_takes_the_commands_report_folder_and_size_limit(tmp_path):
     assert {f["status"] for f in done.report["files"] if f["path"].endswith(".py")} == {"skipped"}
 
 
+def test_check_takes_the_size_limit_convert_takes(tmp_path):
+    """A file over the limit is skipped by check as by convert, and its reason names the option
+    both accept; with no limit (0) it is checked."""
+    src = Path(shutil.copytree(EXAMPLE, tmp_path / "src"))
+    limited = porter.check(src, "mlu", max_file_size=0.0001, jobs=1, config=False)
+    skipped = [f for f in limited.files if f.path.endswith(".py")]
+    assert skipped and all(f.skipped and "--max-file-size" in f.skipped for f in skipped)
+    whole = porter.check(src, "mlu", max_file_size=0, jobs=1, config=False)
+    assert any(f.findings for f in whole.files if f.path.endswith(".py"))
+
+
 @pytest.mark.parametrize("name", ["check", "convert"])
 def test_api_calls_show_their_parameters_and_docstrings(name):
     import inspect

@@ -225,6 +225,9 @@ def test_convert_options_default_as_the_api_does():
     from porter.run_options import MAX_FILE_MB
 
     assert next(p.default for p in convert.params if p.name == "max_mb") == MAX_FILE_MB
+    from porter.commands.check import check
+
+    assert next(p.default for p in check.params if p.name == "max_mb") == MAX_FILE_MB  # one option, both commands
 
 
 def test_target_version_picks_the_rules_for_that_torch_mlu_line(tmp_path):

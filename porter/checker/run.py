@@ -25,7 +25,9 @@ def run_check(paths: Sequence[Path], options: RunOptions) -> CheckReport:
     root, files = options.files(paths)
     rules = load_rules(options.target, options.rule_files)
     cache = ResultCache(options.cache_dir, encode_file_check, decode_file_check) if options.cache_dir else None
-    checked = check_tree(root, ActiveRules(rules, options.selection), options.jobs, None, cache, files)
+    checked = check_tree(
+        root, ActiveRules(rules, options.selection), options.jobs, None, cache, files, options.max_bytes
+    )
     # A project codemod that could not be loaded did not run: the check is incomplete (exit 2),
     # said with the codemod file's path and why, after the findings of everything else.
     checked += [FileCheck(path, "codemod", error=f"codemod not run: {why}") for path, why in rules.problems]

@@ -22,6 +22,7 @@ from porter.commands.options import (
     exclude_options,
     ignore_option,
     jobs_option,
+    max_file_size_option,
     settings_text,
     usage_errors,
     version_option,
@@ -95,6 +96,7 @@ if TYPE_CHECKING:
 )
 @click.option("--quiet", "-q", is_flag=True, help="Print the findings only: no summary, no notes on stderr.")
 @click.option("--verbose", "-v", is_flag=True, help="Also say which settings and files were used, on stderr.")
+@max_file_size_option
 @config_options
 @jobs_option
 @cache_options
@@ -119,6 +121,7 @@ def check(
     config: Path | None,
     isolated: bool,
     show_settings: bool,
+    max_mb: float,
     jobs: int | None,
     cache_dir: Path | None,
     no_cache: bool,
@@ -162,7 +165,11 @@ def check(
         settings = replace(settings, baseline=None)
     with usage_errors():
         options = api.options_for(
-            settings, jobs=jobs, cache_dir=chosen_cache_dir(cache_dir, no_cache), force_exclude=force_exclude
+            settings,
+            jobs=jobs,
+            cache_dir=chosen_cache_dir(cache_dir, no_cache),
+            force_exclude=force_exclude,
+            max_file_size=max_mb,
         )
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose cannot be combined")

@@ -14,7 +14,6 @@ import click
 
 from porter.commands.options import (
     HELP,
-    FiniteFloatRange,
     cache_options,
     chosen_cache_dir,
     codes,
@@ -22,12 +21,12 @@ from porter.commands.options import (
     exclude_options,
     ignore_option,
     jobs_option,
+    max_file_size_option,
     settings_text,
     usage_errors,
     version_option,
 )
 from porter.core import progress
-from porter.core.limits import MAX_FILE_MB
 from porter.core.progress import Progress, watching
 from porter.core.terminal import printable
 from porter.rules import TARGETS, RuleError
@@ -68,14 +67,7 @@ if TYPE_CHECKING:
     help="Write the report files here and the LoRA files to DIR/porter_lora (default: OUT/porter_report and "
     "OUT/porter_lora; with --in-place: <SRC>_porter_report beside SRC). Never inside SRC.",
 )
-@click.option(
-    "--max-file-size",
-    "max_mb",
-    type=FiniteFloatRange(min=0),
-    default=float(MAX_FILE_MB),
-    show_default=True,
-    help="Files larger than this many MB are copied as they are, not converted (reported as skipped); 0: no limit.",
-)
+@max_file_size_option
 @jobs_option
 @click.option("--select", default=None, help="Only rules whose code starts with one of these (comma-separated).")
 @click.option("--extend-select", default=None, help="Also these codes (e.g. PRT9 or ALL for the informational ones).")

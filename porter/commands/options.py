@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from porter.core.limits import MAX_FILE_MB
 from porter.core.terminal import printable
 from porter.rules import TARGETS
 from porter.rules.terms import TARGET_HELP
@@ -45,6 +46,14 @@ version_option = click.option(
     "version",
     default=None,
     help="torch_mlu line for --target mlu (e.g. 2.1, 2.4); default: the newest.",
+)
+max_file_size_option = click.option(
+    "--max-file-size",
+    "max_mb",
+    type=FiniteFloatRange(min=0),
+    default=float(MAX_FILE_MB),
+    show_default=True,
+    help="Files larger than this many MB are skipped, reported as such (convert copies them as they are); 0: no limit.",
 )
 jobs_option = click.option(
     "--jobs",

@@ -21,8 +21,8 @@ class TooLarge(Exception):
     def reason(self) -> str:
         mb = 1024 * 1024
         return (
-            f"larger than {self.limit / mb:g} MB ({self.size / mb:.1f} MB): copied as it is, "
-            f"not converted (--max-file-size raises the limit)"
+            f"larger than {self.limit / mb:g} MB ({self.size / mb:.1f} MB): left as it is, "
+            f"not ported (--max-file-size raises the limit)"
         )
 
 
