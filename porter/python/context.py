@@ -98,7 +98,7 @@ T = TypeVar("T")
 def name_chains(
     names: list[ast.Name], bindings: dict[str, str], parents: dict[ast.AST, ast.AST]
 ) -> list[tuple[ast.expr, str]]:
-    """The chains (FileContext.import_chains) rooted at these names, unsorted."""
+    """The chains (FileContext.own_import_chains) rooted at these names, unsorted."""
     Attribute = ast.Attribute
     chains: list[tuple[ast.expr, str]] = []
     for name in names:
@@ -121,8 +121,8 @@ class Rest(Protocol):
     """The other groups of a module analysed in groups (porter/python/grouped.py), whose facts
     a group reads without walking them: made once for the module, not once per group."""
 
-    def import_chains(self, ctx: FileContext) -> list[tuple[ast.expr, str]]:
-        """The other groups' import chains (FileContext.import_chains), unsorted."""
+    def import_chains(self, ctx: FileContext, packages: frozenset[str]) -> list[tuple[ast.expr, str]]:
+        """The other groups' import chains into these packages (FileContext.import_chains_into), unsorted."""
         ...
 
     def module_bindings(self, ctx: FileContext) -> list[dict[str, list]]:
@@ -276,27 +276,29 @@ class FileContext:
         )
 
     @cached_property
-    def import_chains(self) -> list[tuple[ast.expr, str]]:
-        """Every use of an imported name: the outermost node of each Name/Attribute chain
-        rooted at one (`torch.cuda.synchronize` of `torch.cuda.synchronize()`), with the
-        qualified name it resolves to, in source order (in a module analysed in groups, the
-        other groups' are made once, by `rest`).
+    def own_import_chains(self) -> list[tuple[ast.expr, str]]:
+        """Every use of an imported name among the nodes findings are looked for in (see
+        `own_nodes`): the outermost node of each Name/Attribute chain rooted at one
+        (`torch.cuda.synchronize` of `torch.cuda.synchronize()`), with the qualified name it
+        resolves to, in source order.
 
         Built from the Name nodes whose identifier an import binds, climbing to the end of
         their chains: most names in a file are locals, so this skips nearly every node.
         Every kind that looks for qualified names reads this one list.
         """
-        if self.rest is None:
-            return self.own_import_chains
-        chains = [*self.own_import_chains, *self.rest.import_chains(self)]
+        chains = name_chains(self.own_nodes(ast.Name), self.imports.bindings, self.parents)
         chains.sort(key=lambda c: (c[0].lineno, c[0].col_offset))
         return chains
 
-    @cached_property
-    def own_import_chains(self) -> list[tuple[ast.expr, str]]:
-        """`import_chains` in the nodes findings are looked for in (see `own_nodes`)."""
-        chains = name_chains(self.own_nodes(ast.Name), self.imports.bindings, self.parents)
-        chains.sort(key=lambda c: (c[0].lineno, c[0].col_offset))
+    def import_chains_into(self, packages: frozenset[str]) -> list[tuple[ast.expr, str]]:
+        """The uses of the whole module (`own_import_chains`, and in a module analysed in groups
+        the other groups', made once by `rest`) whose qualified name is in one of these
+        top-level packages, in source order: what a kind follows across the module (a
+        bitsandbytes object made in one function, moved in another)."""
+        chains = [c for c in self.own_import_chains if c[1].split(".", 1)[0] in packages]
+        if self.rest is not None:
+            chains += self.rest.import_chains(self, packages)
+            chains.sort(key=lambda c: (c[0].lineno, c[0].col_offset))
         return chains
 
     @cached_property
@@ -353,6 +355,22 @@ class FileContext:
         for t in kinds:
             out.extend(self.own_by_type.get(t, ()))
         return out
+
+    def own_and_top_level(self, kind: type[N]) -> list[N]:
+        """The nodes of this type findings are looked for in (`own_nodes`) and the module's
+        top-level statements of this type, in the order `nodes` lists them: what a group of a
+        module analysed in groups shares with the others is the module's body."""
+        if self.own_lines is None:
+            return self.nodes(kind)
+        own, out, placed = self.own_nodes(kind), [], False
+        for stmt in reversed(self.tree.body):  # (a walk pops the module's statements last first)
+            if self.owns(stmt):
+                if not placed:
+                    out += own
+                    placed = True
+            elif type(stmt) is kind:
+                out.append(stmt)
+        return out if placed else out + own
 
     def owns(self, node: ast.AST) -> bool:
         """Whether findings are looked for at `node`: always in a module analysed whole; in a

@@ -136,7 +136,7 @@ class Skeleton:
         self.parents: dict[ast.AST, ast.AST] = {}
         for walk in self.walks:
             self.parents.update(walk.parents)
-        self._chains: dict[int, list[tuple[ast.expr, str]]] = {}
+        self._chains: dict[int | tuple[int, frozenset[str]], list[tuple[ast.expr, str]]] = {}
         self._bindings: dict[int, dict[str, list]] = {}
 
     @contextmanager
@@ -183,12 +183,16 @@ class Skeleton:
             for stmt in tree.body:
                 parents.pop(stmt, None)
 
-    def chains(self, h: int, bindings: dict[str, str]) -> list[tuple[ast.expr, str]]:
-        """Group `h`'s skeleton's import chains (the imports bind the same names in every group)."""
-        if h not in self._chains:
-            names = cast("list[ast.Name]", self.walks[h].by_type.get(ast.Name, []))
-            self._chains[h] = name_chains(names, bindings, self.parents)
-        return self._chains[h]
+    def chains(self, h: int, bindings: dict[str, str], packages: frozenset[str]) -> list[tuple[ast.expr, str]]:
+        """Group `h`'s skeleton's import chains into `packages` (the imports bind the same names
+        in every group)."""
+        key = (h, packages)
+        if key not in self._chains:
+            if h not in self._chains:
+                names = cast("list[ast.Name]", self.walks[h].by_type.get(ast.Name, []))
+                self._chains[h] = name_chains(names, bindings, self.parents)
+            self._chains[key] = [c for c in self._chains[h] if c[1].split(".", 1)[0] in packages]
+        return self._chains[key]
 
     def module_bindings(self, h: int) -> dict[str, list]:
         """What group `h`'s skeleton binds in the module's scope (its functions' scopes are the
@@ -209,8 +213,8 @@ class _OtherGroups:
     def _others(self) -> list[int]:
         return [h for h in range(len(self.skeleton.walks)) if h != self.index]
 
-    def import_chains(self, ctx: FileContext) -> list[tuple[ast.expr, str]]:
-        return [chain for h in self._others() for chain in self.skeleton.chains(h, ctx.imports.bindings)]
+    def import_chains(self, ctx: FileContext, packages: frozenset[str]) -> list[tuple[ast.expr, str]]:
+        return [chain for h in self._others() for chain in self.skeleton.chains(h, ctx.imports.bindings, packages)]
 
     def module_bindings(self, ctx: FileContext) -> list[dict[str, list]]:
         return [self.skeleton.module_bindings(h) for h in self._others()]

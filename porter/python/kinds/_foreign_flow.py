@@ -48,7 +48,7 @@ def _reaching(ctx: FileContext, modules: tuple[str, ...]) -> dict[int, tuple[str
         return {}
     given: dict[tuple[int, str], tuple[str, int]] = {}  # (scope, variable) -> (callee, line)
     foreign_calls: set[int] = set()
-    for node, qual in ctx.import_chains:
+    for node, qual in ctx.import_chains_into(frozenset(modules)):
         call = ctx.parents.get(node)
         if not (isinstance(call, ast.Call) and call.func is node and qual.split(".", 1)[0] in modules):
             continue

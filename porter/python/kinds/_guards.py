@@ -159,7 +159,7 @@ def calls_on_cuda_only_objects(ctx: FileContext, modules: Sequence[str]) -> list
     if not modules or not any(q.split(".", 1)[0] in modules for q in ctx.imports.bindings.values()):
         return []
     made: dict[int, tuple[str, int]] = {}  # id(constructor call) -> (qualified name, line)
-    for node, qual in ctx.import_chains:
+    for node, qual in ctx.import_chains_into(frozenset(modules)):
         call = ctx.parents.get(node)
         # (a class, by its name: a function of the library, such as bnb.functional.dequantize_4bit,
         # returns a plain tensor)

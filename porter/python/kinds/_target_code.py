@@ -42,7 +42,7 @@ def beside_target_code(ctx: FileContext, rule: Rule, target: str) -> list[Region
     regions: list[Region] = []
     # The `if`s a group of a large module holds, and those beside its statements in the module's
     # body (the only block it shares with other groups: porter/python/grouped.py); all, when whole.
-    tops = [n for n in ctx.nodes(ast.If) if _placed(ctx, n) and not guards.is_elif(ctx, n)]
+    tops = [n for n in ctx.own_and_top_level(ast.If) if not guards.is_elif(ctx, n)]
     for top in tops:
         if ctx.owns(top):
             regions += _chain(ctx, rule, target, guards.chain(top))
@@ -73,10 +73,6 @@ def beside_target_code(ctx: FileContext, rule: Rule, target: str) -> list[Region
     return regions
 
 
-def _placed(ctx: FileContext, statement: ast.stmt) -> bool:
-    return ctx.owns(statement) or ctx.parents.get(statement) is ctx.tree
-
-
 def _chain(ctx: FileContext, rule: Rule, target: str, branches: list[ast.If]) -> list[Region]:
     own = next((b for b in branches if _tests(ctx, b.test, target)), None)
     if own is None:
@@ -96,9 +92,8 @@ def _siblings(ctx: FileContext, rule: Rule, target: str, tops: list[ast.If]) -> 
     # assignments has few device tests): the flags first, then the blocks they and the ifs are in.
     candidates = [
         a
-        for a in ctx.nodes(ast.Assign)
+        for a in ctx.own_and_top_level(ast.Assign)
         if isinstance(a.value, _FLAG_VALUES)
-        and _placed(ctx, a)
         and (_flag_for(ctx, a.value, target) or _is_check_value(ctx, rule, a.value))
     ]
     block_of = _blocks(ctx, [*tops, *candidates])
