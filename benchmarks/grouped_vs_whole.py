@@ -59,7 +59,7 @@ def analysed(
         found = analyze.find_python(path, data, rules)
     if not isinstance(found, Found):
         return None
-    findings = collections.Counter(finding_key(f) for f in merged_in_file(found.findings, rules))
+    findings = collections.Counter(finding_key(f) for f in merged_in_file(found.findings, rules, "python"))
     return findings, found.apis, frozenset(found.used)
 
 

@@ -29,7 +29,7 @@ _NO_COMMENTS = ("json", "notebook")
 def find(rel: str, data: bytes, kind: str, rules: ActiveRules) -> Found | Skipped | None:
     found = file_type(kind).find(rel, data, rules)
     if isinstance(found, Found):
-        found.findings = merged_in_file(found.findings, rules)
+        found.findings = merged_in_file(found.findings, rules, kind)
     if found is None and kind not in _NO_COMMENTS and rules.of_kind(SUPPRESSION_KIND) and b"porter" in data.lower():
         # Screened out (nothing for the rules): only its suppression comments are left to check.
         return Found(data.decode("utf-8", "replace"), [], str.encode, "python" if kind == "python" else "hash")

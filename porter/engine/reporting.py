@@ -4,7 +4,8 @@ convert and check both go through it (porter/engine/pipeline.py per file, porter
 runner.py per tree), so they agree on every finding's severity, wording and place:
 
 - `merged_in_file`: repeats that are one thing to act on in a file become one finding (a rule's
-  `once_per_subject`, then `once_per_line`, then `once_per_file`; porter/core/per_file.py);
+  `once_per_subject`, then `once_per_line`, then `once_per_file`; porter/core/per_file.py; a
+  Python module's `once_per_subject` is applied in the module, before its finalizers);
 - `shown_in_file`: after suppression comments were applied (convert: by `fix`; check: by
   `Found.unsuppressed`), the findings about the comments themselves (PRT002 invalid, PRT003
   unused) are added, and only what the selection shows is kept (an `info` note only when its
@@ -37,11 +38,13 @@ SUPPRESSION_KIND = "suppression-comment"
 R = TypeVar("R", FileResult, FileCheck)
 
 
-def merged_in_file(findings: list[Finding], rules: ActiveRules) -> list[Finding]:
-    """One file's repeats merged: one name's repeats first, then a rule's lines, then its file."""
+def merged_in_file(findings: list[Finding], rules: ActiveRules, file_type: str | None = None) -> list[Finding]:
+    """One file's repeats merged: one name's repeats first, then a rule's lines, then its file.
+    A Python module's repeats of one name are merged in the module, before its finalizing kinds
+    (porter/python/reporting.py)."""
     from porter.core.per_file import once_per_file, once_per_line, once_per_subject
 
-    if rules.once_per_subject:
+    if rules.once_per_subject and file_type != "python":
         findings = once_per_subject(findings, rules.once_per_subject)
     if rules.once_per_line:
         findings = once_per_line(findings, rules.once_per_line)

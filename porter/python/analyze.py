@@ -26,7 +26,7 @@ from porter.core.textio import Decoded, LineIndex, decode_python, encode_python
 from porter.core.wordregex import ImportScreen, WordScreen
 from porter.python.context import FileContext, Walk
 from porter.python.kinds import PYTHON_KINDS
-from porter.python.reporting import report_in_module
+from porter.python.reporting import report_in_module, settled_once_per_subject
 from porter.python import grouped, pieces
 from porter.python.opscan import KIND as OP_KIND, api_uses, find_unsupported
 from porter.rules import ActiveRules, RuleSet
@@ -101,6 +101,8 @@ def settled(ctx: FileContext, rules: ActiveRules, findings: list[Finding]) -> li
         kind_rules = rules.of_kind(kind.name)
         if kind_rules and kind.settle is not None:
             findings = kind.settle(ctx, kind_rules, findings)
+    if rules.once_per_subject:
+        findings = settled_once_per_subject(ctx, findings, rules.once_per_subject)
     for kind in PYTHON_KINDS:
         kind_rules = rules.of_kind(kind.name)
         if kind_rules and kind.finalize is not None and kind.whole_module:

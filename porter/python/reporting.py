@@ -5,6 +5,7 @@ repeats, suppression findings, what the selection shows, folds across files). Wh
 syntax tree is decided here, for Python findings only, and before device guards and import
 insertion decide on the edits that remain (a suppressed or covered edit must not bring in
 `import torch_mlu`):
+- one report per subject (`once_per_subject`): a variable's mentions are one finding;
 - coverage (`covered_by`): an argument of a call its covering rule reports is that rule's;
 - notes in tests (`note_in_tests`): a CUDA-only stack inside a test function is a note;
 - suppression comments: accepted findings leave, and are counted as used;
@@ -17,6 +18,7 @@ import ast
 from dataclasses import replace
 
 from porter.core.model import Finding
+from porter.core.per_file import once_per_subject
 from porter.core.suppress import split_suppressed
 from porter.python.context import FileContext
 from porter.python.decisions import one_per_decision
@@ -31,6 +33,8 @@ def report_in_module(
     used: set[tuple[int, str]] | None = None,
 ) -> list[Finding]:
     """`findings` of one module with the in-module reporting options applied, in this order."""
+    if rules.once_per_subject:
+        findings = _once_per_subject(ctx, findings, rules.once_per_subject)
     if rules.covered_by and any(f.rule in rules.covered_by for f in findings):
         findings = _without_covered(ctx, findings, rules.covered_by)
     if rules.notes_in_tests and any(f.rule in rules.notes_in_tests for f in findings):
@@ -40,6 +44,31 @@ def report_in_module(
     if rules.decisions and any(f.rule in rules.decisions for f in findings):
         findings = one_per_decision(ctx, findings, rules.decisions)
     return findings
+
+
+_REPEATS = "reporting: the reports merged once per subject"
+
+
+def _once_per_subject(ctx: FileContext, findings: list[Finding], codes: frozenset[str]) -> list[Finding]:
+    """A rule's reports about one subject (a variable read in ten places) merged into the first,
+    with the count: before the finalizing kinds, so that what they turn into a note (a rename a
+    device guard keeps) is a note of its own. In a group of a module analysed in groups, the
+    reports are recorded and merged once, for the module (`settled_once_per_subject`)."""
+    if ctx.across_groups is None:
+        return once_per_subject(findings, codes)
+    repeats = ctx.across_groups.setdefault(_REPEATS, set())
+    repeats.update((f.rule, f.line, f.col) for f in findings if f.rule in codes and f.edit is None)
+    return findings
+
+
+def settled_once_per_subject(ctx: FileContext, findings: list[Finding], codes: frozenset[str]) -> list[Finding]:
+    """A module analysed in groups, once every group is done: the reports each group recorded
+    (`_once_per_subject`) merged per subject for the module, as in a module analysed whole."""
+    repeats = (ctx.across_groups or {}).get(_REPEATS)
+    if not repeats:
+        return findings
+    merged = once_per_subject([f for f in findings if (f.rule, f.line, f.col) in repeats], codes)
+    return [f for f in findings if (f.rule, f.line, f.col) not in repeats] + merged
 
 
 def _without_covered(ctx: FileContext, findings: list[Finding], covered_by: dict[str, str]) -> list[Finding]:

@@ -135,6 +135,7 @@ class EnvVarParams(Params):
     off_values: tuple[str, ...] = strings()  # values that switch the variable off (`RWKV_CUDA_ON=0`)
     notes: Mapping[str, str] = table()  # name pattern -> why setting it changes nothing on the target
     launcher_exports: tuple[str, ...] = strings()  # names torchrun sets in every worker
+    once_per_subject: bool = switch()  # a variable's reports (not its renames) once per module
 
 
 class KeywordValueParams(Params):

@@ -25,7 +25,6 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from porter.python.kinds.literal_text import literal_body
-from porter.core.per_file import once_per_subject
 from porter.core.model import Finding, Severity
 from porter.python.context import FileContext, is_str_constant
 from porter.rules import Rule
@@ -117,29 +116,11 @@ def _any_name(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def find(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
-    """Every rename is an edit; a variable that is only reported (no counterpart) is one
-    finding per file, at its first mention, with the count: ten `NCCL_DEBUG` lookups in one
-    test file are one thing to act on. (Before the other kinds' finalizers: a rename a device
-    guard keeps becomes a note of its own, not a mention. In a module analysed in groups the
-    mentions of every group are merged once, by `settle`.)"""
-    mentions = list(_mentions(ctx, rules))
-    if ctx.across_groups is None:
-        return once_per_subject(mentions)
-    ctx.across_groups.setdefault(_MENTIONS, set()).update((f.rule, f.line, f.col) for f in mentions if f.edit is None)
-    return mentions
-
-
-_MENTIONS = "env-var: the mentions merged per variable and file"
-
-
-def settle(ctx: FileContext, rules: list[Rule], findings: list[Finding]) -> list[Finding]:
-    """A module analysed in groups: every group's mentions of one variable merged, as `find`
-    merges them in a module analysed whole."""
-    mentions = (ctx.across_groups or {}).get(_MENTIONS)
-    if not mentions:
-        return findings
-    merged = once_per_subject([f for f in findings if (f.rule, f.line, f.col) in mentions])
-    return [f for f in findings if (f.rule, f.line, f.col) not in mentions] + merged
+    """Every rename is an edit; a variable that is only reported (no counterpart) is reported
+    at each mention, which the rules' `once_per_subject` makes one finding per module, at its
+    first mention, with the count (porter/python/reporting.py): ten `NCCL_DEBUG` lookups in
+    one test file are one thing to act on."""
+    return list(_mentions(ctx, rules))
 
 
 def _mentions(ctx: FileContext, rules: list[Rule]) -> Iterable[Finding]:
@@ -232,4 +213,4 @@ def _finding(ctx: FileContext, rule: Rule, name: str, offset: int) -> Finding:
     return ctx.finding(rule, span, message, replacement=new, subject=name, expect_old=name)
 
 
-KIND = PythonKind("env-var", screen=screen_words, find=find, settle=settle)
+KIND = PythonKind("env-var", screen=screen_words, find=find)
