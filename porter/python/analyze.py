@@ -181,21 +181,7 @@ def _analysed(path: str, decoded: Decoded, rules: ActiveRules, rule_words: bool,
     apis: set[tuple[str, str]] = set()
     if ops:
         findings += _op_findings(ctx, rules, load_api_table(rules.target, rules.version), findings, apis)
-    codemod_rules = rules.of_kind(CODEMOD)
-    if codemod_rules and rule_words:  # the project's codemods, after porter's own rules
-        from porter.python.codemods import codemod_findings
-
-        findings += codemod_findings(path, text, ctx.index, codemod_rules)
-    return Found(
-        text,
-        findings,
-        lambda new: encode_python(decoded, new),
-        "python",
-        lambda new: parse_problem(new, path),
-        ctx.index,
-        tuple(sorted(apis)),
-        used,
-    )
+    return _found(path, decoded, rules, rule_words, findings, ctx.index, apis, used)
 
 
 def _analysed_in_groups(
@@ -238,13 +224,28 @@ def _analysed_in_groups(
         ctx = _context(path, text, rules, index, view, across)
         if rule_words:
             findings = settled(ctx, rules, findings)
+    return _found(path, decoded, rules, rule_words, findings, index, apis, used)
+
+
+def _found(
+    path: str,
+    decoded: Decoded,
+    rules: ActiveRules,
+    rule_words: bool,
+    findings: list[Finding],
+    index: LineIndex,
+    apis: set[tuple[str, str]],
+    used: set[tuple[int, str]],
+) -> Found:
+    """What the module's analysis found, with the project's codemods' findings after porter's
+    own rules', and how the edited text is encoded and verified."""
     codemod_rules = rules.of_kind(CODEMOD)
     if codemod_rules and rule_words:
         from porter.python.codemods import codemod_findings
 
-        findings += codemod_findings(path, text, index, codemod_rules)
+        findings = findings + codemod_findings(path, decoded.text, index, codemod_rules)
     return Found(
-        text,
+        decoded.text,
         findings,
         lambda new: encode_python(decoded, new),
         "python",
